@@ -1,0 +1,45 @@
+# golden-distill: everything a fresh machine needs is set up by these targets (Python 3.11+ and make).
+#   make demo   - generate a sample corpus (first time) and run the main job end to end
+#   make test   - lint (ruff) and the whole test suite, with the servers the tests need
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DIR ?= .demo
+
+.PHONY: demo test lint format bench clean venv lock
+
+venv: $(STAMP)
+
+# Pinned dependencies from requirements.lock, then the project itself (editable, no deps).
+$(STAMP): pyproject.toml requirements.lock setup.py
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m golden_distill.flows.demo --dir $(DEMO_DIR)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+test: $(STAMP) lint
+	bash tests/run_tests.sh
+
+bench: $(STAMP)
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+# Regenerate the pins from the current environment (after changing pyproject.toml dependencies).
+lock: $(STAMP)
+	$(BIN)/python -m pip freeze --all --exclude-editable | grep -vE "^(golden-distill|pip==)" > requirements.lock
+
+clean:
+	rm -rf $(VENV) $(DEMO_DIR) build *.egg-info

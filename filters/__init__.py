@@ -1,0 +1,1 @@
+"""Selection funnels (score, then decide), quotas and sampling, and deduplication."""

@@ -1,0 +1,1 @@
+"""Deduplication: exact duplicates by normalised content, near duplicates by clustering."""

@@ -1,0 +1,1 @@
+"""Privacy: PII scrubbing with Presidio, keyed pseudonyms for primary keys, verification."""
