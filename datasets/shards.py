@@ -55,11 +55,27 @@ class ShardWriter:
         for row in rows:
             self.write(row)
 
+    def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Append rows already in Arrow form (readers that build columns themselves, faster).
+
+        Rows buffered by ``write`` go first, so the order of rows is the order of calls.
+        """
+        self._flush()
+        if batch.num_rows == 0:
+            return
+        if batch.schema != self.schema:
+            batch = batch.cast(self.schema)  # same fields required; raises loudly otherwise
+        table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+        self._write_table(table)
+
     def _flush(self) -> None:
         if not self._buffer:
             return
         table = pa.Table.from_pylist(self._buffer, schema=self.schema)
         self._buffer = []
+        self._write_table(table)
+
+    def _write_table(self, table: pa.Table) -> None:
         if self._writer is None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             final = self.out_dir / f"{self.prefix}-{len(self.paths):05d}.parquet"

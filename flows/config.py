@@ -18,6 +18,7 @@ from golden_distill.datasets.publish_config import PublishConfig
 from golden_distill.datasets.sources.config import IngestConfig
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.dedup.config import DedupConfig
+from golden_distill.flows.run_config import FlowConfig
 from golden_distill.redaction.config import RedactionConfig
 
 #: The shipped default, used by `make demo` and when no --config is given.
@@ -32,6 +33,9 @@ class PipelineConfig(StrictModel):
     )
     dedup: DedupConfig = Field(default_factory=DedupConfig, description="Deduplication.")
     publish: PublishConfig = Field(default_factory=PublishConfig, description="Publishing.")
+    run: FlowConfig = Field(
+        default_factory=FlowConfig, description="How the flow runs (runner, work folders)."
+    )
 
 
 def load_pipeline_config(path: Path | str | None = None) -> PipelineConfig:

@@ -1,9 +1,251 @@
-"""Redaction (section `redaction:`): key rules, pseudonymised keys, recognizers, thresholds."""
+"""Redaction (section `redaction:`): key rules, pseudonymised keys, recognizers, thresholds.
+
+Secrets are never here: the pseudonym key is resolved apart from config (see ``keys.py``); this
+section only names *where* to look for it (a Prefect Secret block name, a local key file for the
+demo). Every field is documented where it is declared (dlt style) and unknown keys are errors.
+"""
 
 from __future__ import annotations
 
+import re
+
+from pydantic import Field, field_validator
+
 from golden_distill.datasets.config_model import StrictModel
+
+#: Recognizers this package knows (``recognizers/`` files), in the order they run.
+KNOWN_RECOGNIZERS: tuple[str, ...] = (
+    "email",
+    "phone",
+    "credit_card",
+    "iban",
+    "ip_address",
+    "cn_resident_id",
+    "cn_mobile",
+    "bank_card",
+    "api_key",
+    "bearer_token",
+    "password_assignment",
+    "private_key_block",
+    "introduced_name",
+)
+
+
+class KeyField(StrictModel):
+    """One kind of primary key (order, user, tenant...) and where its values live."""
+
+    key_type: str = Field(
+        description="Namespace of the pseudonym (`order`, `user`...): the same value under two "
+        "key types gets two unrelated pseudonyms.",
+        pattern=r"^[a-z][a-z0-9_]*$",
+    )
+    fields: list[str] = Field(
+        default_factory=list,
+        description="Key-name patterns whose values are keys of this type: a bare name matches "
+        "the last key (`orderId`, `*_order_id`), a dotted pattern matches the path's tail "
+        "(`payment_methods.*.id`). Case-insensitive shell globs; list items take their list's key.",
+    )
+    columns: list[str] = Field(
+        default_factory=list,
+        description="Top-level case columns holding a key of this type (`tenant_id`, `user_id`).",
+    )
+    prefix: str | None = Field(
+        None,
+        description="Regex of a leading part kept verbatim (`#W|ORD-`), so format validators "
+        "still accept the pseudonym. Without it every letter and digit is replaced.",
+    )
+    text_pattern: str | None = Field(
+        None,
+        description="Optional regex finding values of this key type in free text even when no "
+        "structured field of the case holds them (e.g. `#W\\d{7}`). Leave empty when the shape "
+        "is ambiguous (six-letter reservation codes look like flight numbers).",
+    )
+
+    @field_validator("prefix", "text_pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+
+def _default_key_rules() -> dict[str, str]:
+    return {
+        "*email*": "EMAIL_ADDRESS",
+        "*phone*": "PHONE_NUMBER",
+        "*mobile*": "PHONE_NUMBER",
+        "fullName": "PERSON",
+        "full_name": "PERSON",
+        "first_name": "PERSON",
+        "firstName": "PERSON",
+        "last_name": "PERSON",
+        "lastName": "PERSON",
+        "customerName": "PERSON",
+        "customer_name": "PERSON",
+        "contactName": "PERSON",
+        "accountHolder": "PERSON",
+        "requestedBy": "PERSON",
+        "recipient": "PERSON",
+        "aliases": "PERSON",
+        "*address": "ADDRESS",
+        "*address.*": "ADDRESS",
+        "address1": "ADDRESS",
+        "address2": "ADDRESS",
+        "street": "ADDRESS",
+        "dob": "DATE_OF_BIRTH",
+        "date_of_birth": "DATE_OF_BIRTH",
+        "birthDate": "DATE_OF_BIRTH",
+        "idCard": "ID_CARD",
+        "id_card": "ID_CARD",
+        "idNumber": "ID_CARD",
+        "iban": "IBAN_CODE",
+        "card": "CREDIT_CARD",
+        "cardNumber": "CREDIT_CARD",
+        "card_number": "CREDIT_CARD",
+        "*cardNumber": "CREDIT_CARD",
+        "bankCard": "BANK_CARD",
+        "bank_card": "BANK_CARD",
+    }
+
+
+def _default_key_fields() -> list[KeyField]:
+    return [
+        KeyField(
+            key_type="order",
+            fields=["orderId", "order_id", "orders", "*OrderId", "*_order_id"],
+            prefix=r"#W|ORD-|SO-|PO-",
+            text_pattern=r"#W\d{7}|ORD-\d{3,}",
+        ),
+        KeyField(
+            key_type="user",
+            fields=["userId", "user_id", "customerId", "customer_id"],
+            columns=["user_id"],
+        ),
+        KeyField(
+            key_type="tenant",
+            fields=["tenantId", "tenant_id"],
+            columns=["tenant_id"],
+            prefix=r"t-|tenant-|T-",
+        ),
+        KeyField(
+            key_type="account",
+            fields=["accountId", "account_id", "accountNumber", "account_number"],
+            prefix=r"ACC-|acct_",
+        ),
+        KeyField(
+            key_type="reservation",
+            fields=["reservationId", "reservation_id", "reservations"],
+        ),
+        KeyField(
+            key_type="payment_method",
+            fields=[
+                "paymentMethodId",
+                "payment_method_id",
+                "payment_methods.*.id",
+                "*payment_method_id",
+            ],
+            prefix=r"credit_card_|paypal_|gift_card_|certificate_|pm_",
+            text_pattern=r"(?:credit_card|paypal|gift_card|certificate)_\d{7}",
+        ),
+        KeyField(key_type="session", columns=["session_id"]),
+        KeyField(key_type="trace", columns=["trace_id"]),
+    ]
 
 
 class RedactionConfig(StrictModel):
-    """Placeholder: fields are declared (with descriptions) by the module that uses them."""
+    """PII scrubbing, keyed pseudonyms for primary keys, verification, opt-out."""
+
+    key_rules: dict[str, str] = Field(
+        default_factory=_default_key_rules,
+        description="Key-name pattern -> entity type. A value under a matching key is personal "
+        "data of its case, whatever it looks like (patterns as in `key_fields.fields`).",
+    )
+    non_personal_keys: list[str] = Field(
+        default_factory=lambda: [
+            "item_id",
+            "itemId",
+            "item_ids",
+            "new_item_ids",
+            "product_id",
+            "productId",
+            "sku",
+            "flight_number",
+            "flightNumber",
+        ],
+        description="Key-name patterns whose values are business identifiers, never personal "
+        "(a 10-digit item id is a valid US phone number). Their values are not scanned, and a "
+        "free-text finding equal to one of them in the same case is ignored.",
+    )
+    key_fields: list[KeyField] = Field(
+        default_factory=_default_key_fields,
+        description="Primary keys replaced by HMAC-SHA256 pseudonyms, the same everywhere.",
+    )
+    recognizers: list[str] = Field(
+        default_factory=lambda: list(KNOWN_RECOGNIZERS),
+        description=f"Free-text recognizers to run, from: {', '.join(KNOWN_RECOGNIZERS)}.",
+    )
+    phone_regions: list[str] = Field(
+        default_factory=lambda: ["US", "GB", "DE", "CN"],
+        description="Regions the phone recognizer tries (each costs a full pass over a string).",
+    )
+    score_threshold: float = Field(
+        0.3, ge=0, le=1, description="Minimum recognizer score for a free-text finding."
+    )
+    verify_threshold: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="After scrubbing, any re-scan finding at or above this score quarantines "
+        "the case.",
+    )
+    min_propagation_length: int = Field(
+        3,
+        ge=1,
+        description="Personal values shorter than this are scrubbed where found but not searched "
+        "for elsewhere (a two-letter state code would otherwise hit every word).",
+    )
+    min_name_length: int = Field(
+        2,
+        ge=1,
+        description="The same for names (PERSON): short surnames such as Li are still names.",
+    )
+    ner_model: str | None = Field(
+        None,
+        description="Optional spaCy pipeline (installed package name or directory) adding "
+        "PERSON/LOCATION/NRP from NER. Never downloaded: a missing model is an error.",
+    )
+    ner_entities: list[str] = Field(
+        default_factory=lambda: ["PERSON", "LOCATION", "NRP"],
+        description="NER entity types kept when `ner_model` is set.",
+    )
+    key_secret_block: str | None = Field(
+        None,
+        description="Name of a Prefect Secret block holding the pseudonym key, used when "
+        "GOLDEN_PSEUDONYM_KEY is not set.",
+    )
+    local_key_file: str | None = Field(
+        None,
+        description="Demo only: a key file created (mode 0600) on first use when neither the "
+        "environment nor a Secret block gives a key. Leave empty in production.",
+    )
+
+    @field_validator("recognizers")
+    @classmethod
+    def _known(cls, names: list[str]) -> list[str]:
+        unknown = [n for n in names if n not in KNOWN_RECOGNIZERS]
+        if unknown:
+            raise ValueError(
+                f"unknown recognizer(s) {unknown}; known: {', '.join(KNOWN_RECOGNIZERS)}"
+            )
+        return names
+
+    @field_validator("key_rules")
+    @classmethod
+    def _entity_names(cls, rules: dict[str, str]) -> dict[str, str]:
+        for pattern, entity in rules.items():
+            if not re.fullmatch(r"[A-Z][A-Z0-9_]*", entity):
+                raise ValueError(f"{pattern}: entity type must be UPPER_SNAKE (got {entity!r})")
+        return rules

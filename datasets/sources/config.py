@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from golden_distill.datasets.canonical_json import DEFAULT_VOLATILE_KEYS
@@ -24,4 +26,45 @@ class IngestConfig(StrictModel):
     )
     rows_per_shard: int = Field(
         100_000, gt=0, description="Cases per canonical shard file before rolling to the next."
+    )
+    # --- chat / evidence / otel adapters ---------------------------------------------------
+    tool_catalogues: list[str] = Field(
+        default_factory=lambda: ["configs/tools/tau-bench.yaml"],
+        description="Tool catalogue YAML files (paths relative to the working directory or the "
+        "repository root) saying which tools write (is_mutating) and which system they belong "
+        "to. Sources that do not record this (chat, evidence, otel) take it from here; a tool in "
+        "no catalogue gets is_mutating null and the system from its name prefix.",
+    )
+    handoff_tools: list[str] = Field(
+        default_factory=lambda: [
+            "transfer_to_human_agents",
+            "handoff_to_human",
+            "escalate_to_human",
+        ],
+        description="Tool names that hand the conversation to a human: their step gets "
+        "kind=handoff and the case outcome.handoff=true.",
+    )
+    tool_error_patterns: list[str] = Field(
+        default_factory=lambda: [r"^\s*Error:", r'^\s*\{\s*"error"\s*:'],
+        description="Regular expressions (Python, searched in the reply text) that mark a chat "
+        "tool reply as an error when the source has no explicit `error` flag.",
+    )
+    malformed_arguments: Literal["quarantine", "keep_as_string"] = Field(
+        "quarantine",
+        description="A tool call whose arguments are text that is not JSON (chat, otel): "
+        "`quarantine` the run (reason malformed_arguments), or `keep_as_string` (the text is "
+        "stored as a JSON string, the run is read; counted as malformed_arguments_kept).",
+    )
+    sql_chunk_traces: int = Field(
+        500,
+        gt=0,
+        le=10_000,
+        description="Evidence tables: traces fetched per round trip (keyset page or server-side "
+        "cursor batch); their calls and snapshots are fetched with them.",
+    )
+    evidence_bucket_rows: int = Field(
+        500_000,
+        gt=0,
+        description="Evidence files (Parquet/CSV): tool-call rows held in memory at once; the "
+        "files are split into hash buckets of trace_id so each bucket stays under this.",
     )

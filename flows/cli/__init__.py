@@ -30,7 +30,7 @@ app = typer.Typer(
 )
 
 #: Modules under golden_distill.flows.cli that define commands. Each exposes `register(app)`.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("run", "sets", "config_cmd", "preview", "ingest")
 
 
 def _register_all() -> None:

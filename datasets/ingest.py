@@ -1,0 +1,289 @@
+"""Ingest: recordings in any supported format -> canonical Parquet shards + quarantine + summary.
+
+``ingest(sources, out_dir)`` expands each source (file, folder, glob, fsspec URL, database URL),
+recognises its format by sniffing its first bytes with every registered adapter (unless
+``fmt`` says which), streams it through that adapter into ``out_dir/cases/part-NNNNN.parquet``
+and writes:
+
+* ``out_dir/quarantine.jsonl``: every record that could not become a case (location + reason);
+* ``out_dir/summary.json``: records read, cases written, quarantined per reason, bytes, seconds,
+  per source too, and the sources that could not be read at all.
+
+One unreadable source does not stop the others: it is reported in the summary (``failed``) and
+the caller decides the exit code. Nothing here logs or raises with record text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from golden_distill.datasets.quarantine import Quarantine
+from golden_distill.datasets.shards import ShardWriter
+from golden_distill.datasets.sources.base import ReadStats, SourceAdapter, SourceError
+from golden_distill.datasets.sources.config import IngestConfig
+from golden_distill.datasets.sources.lines import compression_of, read_head
+from golden_distill.datasets.sources.registry import ADAPTERS
+from golden_distill.datasets.sources.uris import (
+    display_uri,
+    expand_source,
+    is_file_url,
+    open_binary,
+)
+
+CASES_DIR = "cases"
+QUARANTINE_FILE = "quarantine.jsonl"
+SUMMARY_FILE = "summary.json"
+
+#: ``progress(records_read_so_far, bytes_read_so_far)``, called every batch.
+Progress = Callable[[int, int], None]
+
+
+class IngestError(ValueError):
+    """The ingest as a whole cannot start (bad output dir, unknown format)."""
+
+
+def unrecognised_message(uri: str) -> str:
+    return (
+        f"could not recognise {display_uri(uri)}: not JSONL recordings, chat transcripts, "
+        "evidence tables or OTLP JSON; pass --format"
+    )
+
+
+@dataclass
+class SourceSummary:
+    """What one input contributed (``error`` set when it could not be read, or not fully)."""
+
+    uri: str
+    format: str | None
+    records_read: int = 0
+    cases: int = 0
+    quarantined: dict[str, int] = field(default_factory=dict)
+    bytes_read: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class IngestSummary:
+    out_dir: Path
+    records_read: int = 0
+    cases_written: int = 0
+    quarantined: dict[str, int] = field(default_factory=dict)
+    bytes_read: int = 0
+    seconds: float = 0.0
+    shards: list[Path] = field(default_factory=list)
+    sources: list[SourceSummary] = field(default_factory=list)
+
+    @property
+    def quarantine_path(self) -> Path:
+        return self.out_dir / QUARANTINE_FILE
+
+    @property
+    def quarantined_total(self) -> int:
+        return sum(self.quarantined.values())
+
+    @property
+    def failed(self) -> list[SourceSummary]:
+        """Sources that could not be read (fully): the CLI exits non-zero when there are any."""
+        return [s for s in self.sources if s.error is not None]
+
+    @property
+    def mb_per_second(self) -> float:
+        return self.bytes_read / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "records_read": self.records_read,
+            "cases_written": self.cases_written,
+            "quarantined": dict(sorted(self.quarantined.items())),
+            "quarantined_total": self.quarantined_total,
+            "bytes_read": self.bytes_read,
+            "seconds": round(self.seconds, 3),
+            "mb_per_second": round(self.mb_per_second, 2),
+            "shards": [str(p.relative_to(self.out_dir)) for p in self.shards],
+            "quarantine": QUARANTINE_FILE,
+            "sources": [
+                {
+                    "uri": s.uri,
+                    "format": s.format,
+                    "records_read": s.records_read,
+                    "cases": s.cases,
+                    "quarantined": dict(sorted(s.quarantined.items())),
+                    "bytes_read": s.bytes_read,
+                    "seconds": round(s.seconds, 3),
+                    "error": s.error,
+                }
+                for s in self.sources
+            ],
+            "failed_sources": len(self.failed),
+        }
+
+
+def detect_format(uri: str, head: bytes) -> str | None:
+    """The registered format whose adapter recognises ``uri`` / ``head`` (first match wins)."""
+    for name, adapter in ADAPTERS.items():
+        try:
+            if adapter.sniff(uri, head):
+                return name
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def sniff_head(uri: str) -> bytes:
+    """The first decompressed bytes of a file source (empty for databases and folders)."""
+    if not is_file_url(uri):
+        return b""
+    with open_binary(uri) as raw:
+        return read_head(raw, compression_of(uri))
+
+
+def _whole_source(source: str, fmt: str | None) -> str | None:
+    """The format that takes ``source`` as one unit (a database URL, an evidence folder)."""
+    candidates = [fmt] if fmt else list(ADAPTERS)
+    for name in candidates:
+        try:
+            if ADAPTERS[name].sniff(source, b""):
+                return name
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def plan(sources: list[str], fmt: str | None) -> Iterator[tuple[str, str | None, str | None]]:
+    """``(uri, format, error)`` for every input the sources name, in order."""
+    for source in sources:
+        whole = _whole_source(source, fmt)
+        if whole is not None:
+            yield source, whole, None
+            continue
+        try:
+            uris = expand_source(source)
+        except SourceError as exc:
+            yield source, fmt, str(exc)
+            continue
+        for uri in uris:
+            if fmt is not None:
+                yield uri, fmt, None
+                continue
+            try:
+                found = detect_format(uri, sniff_head(uri))
+            except SourceError as exc:
+                yield uri, None, str(exc)
+                continue
+            yield uri, found, None if found else unrecognised_message(uri)
+
+
+def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:
+    cases = out_dir / CASES_DIR
+    leftovers = [out_dir / QUARANTINE_FILE, out_dir / SUMMARY_FILE]
+    old_shards = sorted(cases.glob("*.parquet*")) if cases.is_dir() else []
+    existing = [p for p in leftovers if p.exists()] + old_shards
+    if existing and not overwrite:
+        raise IngestError(
+            f"{out_dir} already holds ingest output ({existing[0].name}); "
+            "choose an empty directory or pass --overwrite"
+        )
+    for path in existing:
+        path.unlink()
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+
+def _read_into(
+    adapter: SourceAdapter,
+    uri: str,
+    writer: ShardWriter,
+    quarantine: Quarantine,
+    stats: ReadStats,
+    tick: Callable[[], None],
+) -> None:
+    """Stream one source into the shard writer (Arrow batches when the adapter offers them)."""
+    read_batches = getattr(adapter, "read_batches", None)
+    if read_batches is not None:
+        for batch in read_batches(uri, quarantine, stats):
+            writer.write_batch(batch)
+            tick()
+        return
+    every = writer.batch_rows
+    for n, row in enumerate(adapter.read(uri, quarantine, stats), start=1):
+        writer.write(row)
+        if n % every == 0:
+            tick()
+
+
+def ingest(
+    sources: list[str],
+    out_dir: Path,
+    *,
+    fmt: str | None = None,
+    config: IngestConfig | None = None,
+    progress: Progress | None = None,
+    overwrite: bool = False,
+) -> IngestSummary:
+    """Read ``sources`` into canonical shards under ``out_dir``; see the module docstring."""
+    if fmt is not None and fmt not in ADAPTERS:
+        raise IngestError(f"unknown format {fmt!r}; known: {', '.join(ADAPTERS)}")
+    config = config or IngestConfig()
+    out_dir = Path(out_dir)
+    _prepare_out_dir(out_dir, overwrite)
+    summary = IngestSummary(out_dir=out_dir)
+    adapters: dict[str, SourceAdapter] = {}
+    started = time.perf_counter()
+    done_records, done_bytes = 0, 0
+
+    writer = ShardWriter(
+        out_dir / CASES_DIR, batch_rows=config.batch_rows, rows_per_shard=config.rows_per_shard
+    )
+    with Quarantine(out_dir / QUARANTINE_FILE) as quarantine, writer:
+        for uri, name, error in plan(sources, fmt):
+            item = SourceSummary(uri=display_uri(uri), format=name, error=error)
+            summary.sources.append(item)
+            if error is not None or name is None:
+                continue
+            if name not in adapters:
+                adapters[name] = ADAPTERS[name](config)  # type: ignore[call-arg]
+            stats = ReadStats()
+            before = dict(quarantine.counts)
+            source_start = time.perf_counter()
+
+            def tick(
+                stats: ReadStats = stats, base: tuple[int, int] = (done_records, done_bytes)
+            ) -> None:
+                if progress is not None:
+                    progress(base[0] + stats.records_read, base[1] + stats.bytes_read)
+
+            try:
+                _read_into(adapters[name], uri, writer, quarantine, stats, tick)
+            except SourceError as exc:
+                item.error = str(exc)
+            item.records_read, item.cases, item.bytes_read = (
+                stats.records_read,
+                stats.cases,
+                stats.bytes_read,
+            )
+            item.quarantined = {
+                reason: count - before.get(reason, 0)
+                for reason, count in quarantine.counts.items()
+                if count - before.get(reason, 0)
+            }
+            item.seconds = time.perf_counter() - source_start
+            done_records += stats.records_read
+            done_bytes += stats.bytes_read
+            tick()
+        summary.quarantined = dict(quarantine.counts)
+    (out_dir / QUARANTINE_FILE).touch()  # present (maybe empty) so readers need no special case
+    summary.shards = list(writer.paths)
+    summary.cases_written = writer.rows_written
+    summary.records_read = done_records
+    summary.bytes_read = done_bytes
+    summary.seconds = time.perf_counter() - started
+    (out_dir / SUMMARY_FILE).write_bytes(
+        orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
+    )
+    return summary

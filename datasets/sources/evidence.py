@@ -1,0 +1,105 @@
+"""Evidence tables adapter (`--format evidence`): session, snapshot and tool-call tables.
+
+The source is a database URL (``sqlite:///evidence.db``, ``postgresql://user@host/db``) or a
+folder holding the tables as Parquet or CSV files (a path to ``session_trace.parquet`` itself
+means its folder). One trace is one case: ``case_id = make_case_id("evidence", trace_id)``
+unless the row carries a ``case_id`` (tables exported by golden-distill do), calls become steps
+in ``call_seq`` order, and the (first) snapshot fills the model parameters and context. A trace
+without a snapshot is a case with an empty context; a call without a trace is quarantined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from golden_distill.datasets.quarantine import Quarantine, QuarantineEntry
+from golden_distill.datasets.sources.base import ReadStats
+from golden_distill.datasets.sources.case_rows import RecordProblem, StepFinisher
+from golden_distill.datasets.sources.config import IngestConfig
+from golden_distill.datasets.sources.evidence_assemble import EvidenceAssembler
+from golden_distill.datasets.sources.evidence_files import FileEvidenceReader, is_evidence_folder
+from golden_distill.datasets.sources.evidence_schema import SESSION, RowProblem, TraceRows
+from golden_distill.datasets.sources.evidence_sql import SqlEvidenceReader, redact_url, sql_dialect
+from golden_distill.datasets.sources.tool_catalogue import load_tool_catalogue
+
+STAGE = "ingest"
+
+
+def evidence_folder(uri: str) -> Path | None:
+    """The folder an evidence URI names (itself, or the folder of a session_trace file)."""
+    path = Path(uri.removeprefix("file://"))
+    if path.is_file() and path.name.split(".", 1)[0] == SESSION:
+        path = path.parent
+    return path if is_evidence_folder(path) else None
+
+
+def _raw(rows: Any) -> bytes:
+    return orjson.dumps(rows, default=str, option=orjson.OPT_NON_STR_KEYS)
+
+
+class EvidenceAdapter:
+    format: ClassVar[str] = "evidence"
+
+    def __init__(self, config: IngestConfig | None = None) -> None:
+        self.config = config or IngestConfig()
+        finisher = StepFinisher(
+            load_tool_catalogue(self.config.tool_catalogues),
+            self.config.handoff_tools,
+            self.config.volatile_keys,
+        )
+        self.assembler = EvidenceAssembler(
+            finisher, keep_malformed=self.config.malformed_arguments == "keep_as_string"
+        )
+
+    @classmethod
+    def sniff(cls, uri: str, head: bytes) -> bool:
+        """A sqlite:// or postgresql:// URL, or a folder with a session_trace table file."""
+        if sql_dialect(uri) is not None:
+            return True
+        if "://" in uri and not uri.startswith("file://"):
+            return False
+        return evidence_folder(uri) is not None
+
+    def rows(self, uri: str) -> Iterator[TraceRows | RowProblem]:
+        """The raw trace groups and problem rows of an evidence source (no conversion)."""
+        if sql_dialect(uri) is not None:
+            return iter(SqlEvidenceReader(uri, self.config.sql_chunk_traces))
+        folder = evidence_folder(uri)
+        return iter(FileEvidenceReader(str(folder or uri), self.config.evidence_bucket_rows))
+
+    def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
+        shown = redact_url(uri)
+        for item in self.rows(uri):
+            if isinstance(item, RowProblem):
+                if item.table == SESSION:
+                    stats.records_read += 1
+                detail = item.detail
+                quarantine.add(
+                    QuarantineEntry(
+                        STAGE, item.reason, shown, item.position, detail, None, _raw(item.row)
+                    )
+                )
+                continue
+            stats.records_read += 1
+            try:
+                row = self.assembler.assemble(
+                    shown, item.position, item.session, item.snapshots, item.calls
+                )
+            except RecordProblem as problem:
+                raw = {"session": item.session, "snapshots": item.snapshots, "calls": item.calls}
+                quarantine.add(
+                    QuarantineEntry(
+                        STAGE, problem.reason, shown, item.position, problem.detail, None, _raw(raw)
+                    )
+                )
+                continue
+            if not item.snapshots:
+                stats.extra["traces_without_snapshot"] = (
+                    stats.extra.get("traces_without_snapshot", 0) + 1
+                )
+            stats.cases += 1
+            yield row

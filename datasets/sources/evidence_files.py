@@ -1,0 +1,158 @@
+"""Reading evidence tables from a folder of Parquet or CSV files.
+
+A folder holds ``session_trace``, ``tool_call_trace`` and optionally ``context_snapshot``, each as
+``<table>.parquet``, ``<table>.csv`` or a ``<table>/`` folder of Parquet parts. Files need not be
+sorted, so traces are gathered by hash bucket of ``trace_id``: each pass reads only one bucket's
+rows (``bucket_rows`` tool-call rows at most, about), which bounds memory whatever the table
+size at the cost of one scan per bucket. Rows with a NULL ``trace_id`` and calls or snapshots of
+a trace that does not exist come out as ``RowProblem``\\s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from golden_distill.datasets.quarantine import NULL_REQUIRED, ORPHAN_CALL
+from golden_distill.datasets.sources.base import SourceError
+from golden_distill.datasets.sources.evidence_schema import (
+    CALLS,
+    DUPLICATE_TRACE,
+    ORPHAN_SNAPSHOT,
+    SESSION,
+    SNAPSHOT,
+    TABLES,
+    RowProblem,
+    TraceRows,
+    kinds,
+    required_columns,
+)
+
+_POLARS = {"text": pl.String, "float": pl.Float64, "int": pl.Int64, "bool": pl.Boolean}
+_HASH_SEED = 20261130
+
+
+def table_location(folder: Path, table: str) -> tuple[str, str] | None:
+    """(path or glob, "parquet"|"csv") of ``table`` in ``folder``, or None when absent."""
+    for suffix in ("parquet", "csv"):
+        candidate = folder / f"{table}.{suffix}"
+        if candidate.is_file():
+            return str(candidate), suffix
+    parts = folder / table
+    if parts.is_dir() and any(parts.glob("*.parquet")):
+        return str(parts / "*.parquet"), "parquet"
+    return None
+
+
+def is_evidence_folder(folder: Path) -> bool:
+    return folder.is_dir() and table_location(folder, SESSION) is not None
+
+
+def _scan(location: str, file_format: str, table: str) -> pl.LazyFrame:
+    known = kinds(table)
+    if file_format == "parquet":
+        frame = pl.scan_parquet(location)
+        present = frame.collect_schema().names()
+    else:
+        present = pl.scan_csv(location, infer_schema=False).collect_schema().names()
+        overrides = {c: _POLARS.get(known[c], pl.String) for c in present if c in known}
+        frame = pl.scan_csv(location, schema_overrides=overrides)
+    return frame.select([c for c in present if c in known])
+
+
+class FileEvidenceReader:
+    def __init__(self, folder: str, bucket_rows: int) -> None:
+        self.folder = Path(folder)
+        self.bucket_rows = bucket_rows
+
+    def _frames(self) -> dict[str, pl.LazyFrame | None]:
+        if not self.folder.is_dir():
+            raise SourceError(f"{self.folder}: not a folder of evidence tables")
+        frames: dict[str, pl.LazyFrame | None] = {}
+        for table in TABLES:
+            location = table_location(self.folder, table)
+            if location is None:
+                if table != SNAPSHOT:
+                    raise SourceError(f"{self.folder}: no {table}.parquet or {table}.csv")
+                frames[table] = None
+                continue
+            frame = _scan(*location, table)
+            missing = set(required_columns(table)) - set(frame.collect_schema().names())
+            if missing:
+                raise SourceError(
+                    f"{self.folder}: {table} lacks column(s) {', '.join(sorted(missing))}"
+                )
+            frames[table] = frame
+        return frames
+
+    def __iter__(self) -> Iterator[TraceRows | RowProblem]:
+        frames = self._frames()
+        for table, frame in frames.items():
+            if frame is not None:
+                for row in (
+                    frame.filter(pl.col("trace_id").is_null()).collect().iter_rows(named=True)
+                ):
+                    detail = f"{table}: trace_id is NULL"
+                    yield RowProblem(table, NULL_REQUIRED, detail, row)
+        calls = frames[CALLS]
+        assert calls is not None
+        sessions = frames[SESSION]
+        assert sessions is not None
+        size = max(
+            calls.select(pl.len()).collect().item(), sessions.select(pl.len()).collect().item()
+        )
+        buckets = max(1, math.ceil(size / self.bucket_rows))
+        position = 0
+        for bucket in range(buckets):
+            for item in self._bucket(frames, bucket, buckets, position):
+                if isinstance(item, TraceRows) or item.position is not None:
+                    position += 1
+                yield item
+
+    def _bucket(
+        self, frames: dict[str, pl.LazyFrame | None], bucket: int, buckets: int, start: int
+    ) -> Iterator[TraceRows | RowProblem]:
+        key = pl.col("trace_id")
+        keep = key.is_not_null()
+        if buckets > 1:
+            keep = keep & (key.cast(pl.String).hash(seed=_HASH_SEED) % buckets == bucket)
+
+        def load(table: str, order: list[str]) -> list[dict[str, Any]]:
+            frame = frames[table]
+            if frame is None:
+                return []
+            frame = frame.filter(keep).with_columns(key.cast(pl.String))
+            return frame.sort(order, nulls_last=True, maintain_order=True).collect().to_dicts()
+
+        sessions = load(SESSION, ["trace_id"])
+        calls = _group(load(CALLS, ["trace_id", "call_seq"]))
+        snaps = _group(load(SNAPSHOT, ["trace_id"]))
+        position, last_id = start, None
+        for session in sessions:
+            trace_id = session["trace_id"]
+            position += 1
+            if trace_id == last_id:
+                detail = f"{SESSION}: trace_id={trace_id} appears more than once"
+                yield RowProblem(SESSION, DUPLICATE_TRACE, detail, session, position)
+                continue
+            last_id = trace_id
+            yield TraceRows(position, session, snaps.pop(trace_id, []), calls.pop(trace_id, []))
+        for table, leftovers, reason, id_key in (
+            (CALLS, calls, ORPHAN_CALL, "call_id"),
+            (SNAPSHOT, snaps, ORPHAN_SNAPSHOT, "snapshot_id"),
+        ):
+            for trace_id, rows in leftovers.items():
+                for row in rows:
+                    detail = f"{table} {id_key}={row.get(id_key)}: trace {trace_id} not found"
+                    yield RowProblem(table, reason, detail, row)
+
+
+def _group(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["trace_id"], []).append(row)
+    return grouped

@@ -1,0 +1,105 @@
+"""Opening source URIs and splitting JSON documents into records, for the chat and OTel adapters.
+
+Paths and fsspec URLs (``s3://``, ``memory://``...) open the same way, with compression inferred
+from the name (``.gz``, ``.zst``). A JSON array of runs (the tau-bench layout) is split into its
+elements by a scanner that only tracks strings and brackets, so one malformed element is
+quarantined on its own and the rest still read; a truncated file loses only its last element.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO
+
+import fsspec
+
+from golden_distill.datasets.sources.base import SourceError
+
+# A JSON string literal (escapes included) or a bracket; everything else is skipped.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_GAP_CHARS = b" \t\r\n,"
+
+
+def open_uri(uri: str) -> IO[bytes]:
+    """A binary file object for a path or fsspec URL, decompressing by file extension."""
+    try:
+        return fsspec.open(uri, "rb", compression="infer").open()
+    except FileNotFoundError:
+        raise SourceError(f"{uri}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise SourceError(f"{uri}: cannot open ({type(exc).__name__})") from None
+
+
+def read_bytes(uri: str) -> bytes:
+    with open_uri(uri) as fh:
+        return fh.read()
+
+
+def first_char(head: bytes) -> bytes:
+    """The first non-whitespace byte of ``head`` (after a UTF-8 BOM), or b''."""
+    stripped = head.lstrip(b"\xef\xbb\xbf").lstrip()
+    return stripped[:1]
+
+
+@dataclass(slots=True)
+class ArrayItem:
+    index: int  # 1-based position in the array
+    raw: bytes
+    problem: str | None = None  # None, "not_an_object" or "truncated_stream"
+
+
+def iter_json_array(data: bytes) -> Iterator[ArrayItem]:
+    """The top-level elements of a JSON array, as raw bytes, without parsing the whole document.
+
+    Raises ``ValueError`` when ``data`` does not start with ``[``.
+    """
+    start_at = len(data) - len(data.lstrip(b"\xef\xbb\xbf").lstrip())
+    if data[start_at : start_at + 1] != b"[":
+        raise ValueError("not a JSON array")
+    depth, index, element_start, last_end = 0, 0, -1, start_at + 1
+    for match in _TOKEN.finditer(data, start_at + 1):
+        token = match.group()
+        if token[:1] == b'"':
+            if depth == 0:  # a bare string element
+                index += 1
+                yield ArrayItem(index, token, "not_an_object")
+                last_end = match.end()
+            continue
+        if token in (b"{", b"["):
+            if depth == 0:
+                gap = data[last_end : match.start()].strip(_GAP_CHARS)
+                if gap:
+                    index += 1
+                    yield ArrayItem(index, gap, "not_an_object")
+                element_start = match.start()
+            depth += 1
+            continue
+        depth -= 1
+        if depth == 0:
+            index += 1
+            raw = data[element_start : match.end()]
+            yield ArrayItem(index, raw, None if token == b"}" else "not_an_object")
+            last_end = match.end()
+        elif depth < 0:  # the array's own closing bracket
+            gap = data[last_end : match.start()].strip(_GAP_CHARS)
+            if gap:
+                index += 1
+                yield ArrayItem(index, gap, "not_an_object")
+            return
+    if depth > 0:
+        index += 1
+        yield ArrayItem(index, data[element_start:], "truncated_stream")
+    else:
+        gap = data[last_end:].strip(_GAP_CHARS)
+        index += 1
+        yield ArrayItem(index, gap, "truncated_stream")
+
+
+def iter_lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, line without newline) for every non-blank line."""
+    for number, line in enumerate(fh, start=1):
+        stripped = line.strip()
+        if stripped:
+            yield number, stripped

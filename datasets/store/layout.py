@@ -1,0 +1,137 @@
+"""Where everything of a golden set lives in a store, and the names that are valid there.
+
+```
+<store>/<set>/versions/<version>/cases.parquet | cases-NNNN.parquet ...
+<store>/<set>/versions/<version>/clusters.parquet     (when the pipeline gave clusters)
+<store>/<set>/versions/<version>/report.html          (when the pipeline gave a report)
+<store>/<set>/versions/<version>/manifest.json        written last: the version exists from here
+<store>/<set>/refs/<alias>                            text: the version id, e.g. 2026.11.29.1
+<store>/<set>/_claims/<version>                       create-if-absent: who allocated the id
+<store>/<set>/_staging/<token>/                       local stores: built here, then renamed
+```
+
+Underscore folders are bookkeeping; a reader needs only ``versions/`` and ``refs/``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+MANIFEST_NAME = "manifest.json"
+REPORT_NAME = "report.html"
+CLUSTERS_NAME = "clusters.parquet"
+
+VERSION_RE = re.compile(r"^(\d{4})\.(\d{2})\.(\d{2})\.([1-9]\d*)$")
+ALIAS_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+SET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class LayoutError(ValueError):
+    """A set name, version id, alias or reference that is not valid."""
+
+
+def cases_file_name(index: int, count: int) -> str:
+    """``cases.parquet`` for a one-file set, ``cases-NNNN.parquet`` when it is split."""
+    return "cases.parquet" if count == 1 else f"cases-{index:04d}.parquet"
+
+
+def parse_version(version: str) -> tuple[int, int, int, int]:
+    """``"2026.11.29.3"`` -> ``(2026, 11, 29, 3)``: the sort key of version ids."""
+    match = VERSION_RE.match(version)
+    if not match:
+        raise LayoutError(f"not a version id (expected YYYY.MM.DD.N): {version!r}")
+    y, m, d, n = (int(g) for g in match.groups())
+    return y, m, d, n
+
+
+def is_version(text: str) -> bool:
+    return VERSION_RE.match(text) is not None
+
+
+def format_version(day: date, n: int) -> str:
+    return f"{day.year:04d}.{day.month:02d}.{day.day:02d}.{n}"
+
+
+def check_set_name(name: str) -> str:
+    if not SET_NAME_RE.match(name):
+        raise LayoutError(f"not a valid set name: {name!r} (letters, digits, '_', '.', '-')")
+    return name
+
+
+def check_alias(alias: str) -> str:
+    if not ALIAS_RE.match(alias):
+        raise LayoutError(f"not a valid alias: {alias!r} (lower-case letters, digits, '_', '-')")
+    return alias
+
+
+@dataclass(frozen=True, slots=True)
+class SetRef:
+    """A parsed ``name@version`` or ``name@alias`` (``name`` alone means ``name@latest``)."""
+
+    set_name: str
+    selector: str
+
+    @property
+    def is_version(self) -> bool:
+        return is_version(self.selector)
+
+    def __str__(self) -> str:
+        return f"{self.set_name}@{self.selector}"
+
+
+def parse_ref(text: str) -> SetRef:
+    name, _, selector = text.partition("@")
+    selector = selector or "latest"
+    check_set_name(name)
+    if not is_version(selector):
+        check_alias(selector)
+    return SetRef(name, selector)
+
+
+@dataclass(frozen=True, slots=True)
+class SetLayout:
+    """Paths (store-relative, '/'-separated) of one set's folders and files."""
+
+    set_name: str
+
+    def __post_init__(self) -> None:
+        check_set_name(self.set_name)
+
+    @property
+    def versions_dir(self) -> str:
+        return f"{self.set_name}/versions"
+
+    @property
+    def refs_dir(self) -> str:
+        return f"{self.set_name}/refs"
+
+    @property
+    def claims_dir(self) -> str:
+        return f"{self.set_name}/_claims"
+
+    @property
+    def staging_dir(self) -> str:
+        return f"{self.set_name}/_staging"
+
+    @property
+    def trash_dir(self) -> str:
+        return f"{self.set_name}/_trash"
+
+    def version_dir(self, version: str) -> str:
+        parse_version(version)
+        return f"{self.versions_dir}/{version}"
+
+    def version_file(self, version: str, name: str) -> str:
+        return f"{self.version_dir(version)}/{name}"
+
+    def manifest(self, version: str) -> str:
+        return self.version_file(version, MANIFEST_NAME)
+
+    def ref(self, alias: str) -> str:
+        return f"{self.refs_dir}/{check_alias(alias)}"
+
+    def claim(self, version: str) -> str:
+        parse_version(version)
+        return f"{self.claims_dir}/{version}"

@@ -1,0 +1,168 @@
+"""Near-duplicate links between distinct runs of the same group.
+
+Two runs are linked when their combined cosine distance is at most ``distance_threshold`` and
+their trajectory distance at most ``max_trajectory_distance``; clusters are the connected
+components of those links (as in MinHash-LSH dedup pipelines). Only pairs inside one group are
+ever compared, and similarities are computed a row chunk at a time, so memory is
+``chunk x chunk`` (or ``chunk x group``), never the full pairwise matrix.
+
+* Small groups are packed together (``PACK_ROWS``) and compared in one sparse product with
+  cross-group pairs masked out; this keeps scipy's per-call overhead off the many tiny groups
+  real traffic has.
+* Groups larger than ``large_block_size`` are first partitioned SemDeDup-style: a sparse random
+  projection to a few dozen dimensions, then ``MiniBatchKMeans`` into about
+  ``n / partition_size`` partitions, and links are only searched within a partition. That keeps
+  the work near-linear; the price is that a pair split across two partitions is not linked.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.cluster import MiniBatchKMeans
+from sklearn.random_projection import SparseRandomProjection
+
+from golden_distill.filters.dedup.config import DedupConfig
+from golden_distill.filters.dedup.features import RunFeatures
+
+#: Small groups are packed into one product of at most this many rows. The product also
+#: computes (and discards) cross-group pairs, so its cost grows with the pack size; a few hundred
+#: rows amortise scipy's per-call overhead without much waste.
+PACK_ROWS = 256
+
+#: Floating-point slack on thresholds (float32 dot products of identical rows are not exactly 1).
+EPS = 1e-5
+
+
+@dataclass(slots=True)
+class Links:
+    """Linked pairs (row indices into the features) and how large groups were partitioned."""
+
+    sources: list[np.ndarray]
+    targets: list[np.ndarray]
+    partitioned_groups: int = 0
+    partitions: int = 0
+
+    def add(self, rows: np.ndarray, i: np.ndarray, j: np.ndarray) -> None:
+        self.sources.append(rows[i])
+        self.targets.append(rows[j])
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        empty = np.zeros(0, dtype=np.int64)
+        return (
+            np.concatenate(self.sources) if self.sources else empty,
+            np.concatenate(self.targets) if self.targets else empty,
+        )
+
+
+def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
+    """The same rows over only the columns they use.
+
+    Hashed feature spaces are wide (hundreds of thousands of columns); transposing a small
+    slice would still allocate per column, so the used columns are renumbered first.
+    """
+    cols, inverse = np.unique(matrix.indices, return_inverse=True)
+    return sp.csr_matrix(
+        (matrix.data, inverse.astype(np.int32), matrix.indptr), shape=(matrix.shape[0], len(cols))
+    )
+
+
+def _pairs(
+    features: RunFeatures, rows: np.ndarray, cfg: DedupConfig, same: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Linked (i, j), i < j, positions into ``rows``; ``same[k]`` = group label of ``rows[k]``."""
+    combined = _compact(features.combined[rows])
+    gate = cfg.max_trajectory_distance > 0
+    traj = _compact(features.trajectory[rows]) if gate else None
+    combined_t = combined.T.tocsr()
+    traj_t = traj.T.tocsr() if traj is not None else None
+    min_sim = 1.0 - cfg.distance_threshold - EPS
+    min_traj = 1.0 - cfg.max_trajectory_distance - EPS
+    found_i: list[np.ndarray] = []
+    found_j: list[np.ndarray] = []
+    n = combined.shape[0]
+    for start in range(0, n, cfg.pairwise_chunk_rows):
+        stop = min(start + cfg.pairwise_chunk_rows, n)
+        ok = (combined[start:stop] @ combined_t).toarray() >= min_sim
+        if traj is not None:
+            ok &= (traj[start:stop] @ traj_t).toarray() >= min_traj
+        if same is not None:
+            ok &= same[start:stop, None] == same[None, :]
+        i, j = np.nonzero(ok)
+        i = i + start
+        keep = i < j
+        found_i.append(i[keep])
+        found_j.append(j[keep])
+    return np.concatenate(found_i), np.concatenate(found_j)
+
+
+def _partitions(combined: sp.csr_matrix, cfg: DedupConfig) -> np.ndarray:
+    """Partition label for each row of a large group (deterministic for a given input)."""
+    n = combined.shape[0]
+    k = max(2, math.ceil(n / cfg.partition_size))
+    projector = SparseRandomProjection(
+        n_components=cfg.projection_dims, dense_output=True, random_state=cfg.random_state
+    )
+    dense = projector.fit_transform(_compact(combined)).astype(np.float64)
+    norms = np.linalg.norm(dense, axis=1, keepdims=True)
+    dense /= np.where(norms == 0, 1.0, norms)
+    model = MiniBatchKMeans(n_clusters=k, n_init=3, batch_size=2048, random_state=cfg.random_state)
+    return model.fit_predict(dense)
+
+
+def _large_group(features: RunFeatures, start: int, stop: int, cfg: DedupConfig, out: Links):
+    parts = _partitions(features.combined[start:stop], cfg)
+    labels = np.unique(parts)
+    out.partitioned_groups += 1
+    out.partitions += len(labels)
+    for part in labels:
+        rows = start + np.flatnonzero(parts == part)
+        i, j = _pairs(features, rows, cfg)
+        out.add(rows, i, j)
+
+
+def near_duplicate_links(
+    features: RunFeatures, bounds: list[tuple[int, int]], cfg: DedupConfig
+) -> Links:
+    """All near-duplicate links among feature rows, only within each ``[start, stop)`` group."""
+    out = Links([], [])
+    batch: list[tuple[int, int]] = []
+    batch_rows = 0
+
+    def flush() -> None:
+        nonlocal batch, batch_rows
+        if batch:
+            rows = np.concatenate([np.arange(s, e) for s, e in batch])
+            same = np.repeat(np.arange(len(batch)), [e - s for s, e in batch])
+            i, j = _pairs(features, rows, cfg, same)
+            out.add(rows, i, j)
+        batch, batch_rows = [], 0
+
+    for start, stop in bounds:
+        size = stop - start
+        if size < 2:
+            continue
+        if size > cfg.large_block_size:
+            _large_group(features, start, stop, cfg, out)
+        elif size > PACK_ROWS:
+            rows = np.arange(start, stop)
+            i, j = _pairs(features, rows, cfg)
+            out.add(rows, i, j)
+        else:
+            if batch_rows + size > PACK_ROWS:
+                flush()
+            batch.append((start, stop))
+            batch_rows += size
+    flush()
+    return out
+
+
+def distances_to(features: RunFeatures, rows: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Combined cosine distance between each ``rows[i]`` and ``targets[i]``."""
+    a = features.combined[rows]
+    b = features.combined[targets]
+    sims = np.asarray(a.multiply(b).sum(axis=1)).ravel()
+    return np.clip(1.0 - sims, 0.0, 1.0)

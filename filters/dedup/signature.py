@@ -1,0 +1,142 @@
+"""Phase 1 of dedup, per shard: a compact signature per case.
+
+The nightly flow selects and redacts shard by shard, possibly on other machines; only these
+signatures travel to the global clustering step (phase 2, ``cluster.cluster``), never whole
+cases. A signature holds what dedup decides on and nothing else:
+
+=================  ==========================================================================
+case_id            the case
+block_key          hash of the write calls (name:status, in order) [+ the set of read tools]
+path_key           hash of the whole normalised tool path (the trajectory below)
+exact_hash         sha256 of the normalised form: trajectory + argument shapes + request text
+trajectory         the normalised tool path, ``name:status:W|R`` tokens joined by spaces
+argument_shapes    ``name(shape)`` tokens joined by spaces (keys and value types, no values)
+text               the request with ids, names, numbers, dates... replaced by placeholders
+n_steps            steps in the tool path
+distinct_tools     distinct tool names in the run (a representative tie-break)
+value_score        from the funnels (a representative's first criterion); may be null
+recorded_at        when the run was recorded (the last tie-break: earliest wins)
+funnels            funnel names, to report how many cases dedup removed per funnel
+=================  ==========================================================================
+
+``text`` is a placeholder-normalised request: names and ids are gone but it is still user text,
+so it is pipeline-internal and never goes into a report (the report shows trajectories only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import polars as pl
+
+from golden_distill.filters.dedup.config import DedupConfig
+from golden_distill.filters.dedup.normalise import PATH_KINDS, arguments_shape
+from golden_distill.filters.dedup.placeholders import normalise_text_expr
+
+SIGNATURE_SCHEMA: dict[str, pl.DataType] = {
+    "case_id": pl.String(),
+    "block_key": pl.String(),
+    "path_key": pl.String(),
+    "exact_hash": pl.String(),
+    "trajectory": pl.String(),
+    "argument_shapes": pl.String(),
+    "text": pl.String(),
+    "n_steps": pl.Int32(),
+    "distinct_tools": pl.Int32(),
+    "value_score": pl.Float64(),
+    "recorded_at": pl.Datetime("ms", "UTC"),
+    "funnels": pl.List(pl.String()),
+}
+
+
+def _sha(parts: list[str | None], length: int) -> str:
+    return hashlib.sha256("\x1e".join(p or "" for p in parts).encode()).hexdigest()[:length]
+
+
+def _path_columns(df: pl.DataFrame) -> pl.DataFrame:
+    """Per row: trajectory, argument shapes, write sequence, read-tool set, counts."""
+    steps = (
+        df.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"), "steps")
+        .explode("steps")
+        .filter(pl.col("steps").is_not_null())
+        .unnest("steps")
+        .filter(pl.col("kind").is_in(PATH_KINDS) | pl.col("kind").is_null())
+        .select("_row", "name", "status", "is_mutating", "arguments")
+    )
+    shapes = [arguments_shape(a) for a in steps.get_column("arguments").to_list()]
+    write = pl.col("is_mutating").fill_null(False)
+    steps = steps.with_columns(
+        pl.concat_str(
+            pl.col("name"),
+            pl.col("status").fill_null("ok"),
+            pl.when(write).then(pl.lit("W")).otherwise(pl.lit("R")),
+            separator=":",
+        ).alias("token"),
+        pl.concat_str(
+            pl.col("name"), pl.lit("("), pl.Series(shapes, dtype=pl.String), pl.lit(")")
+        ).alias("shape_token"),
+    )
+    per_row = steps.group_by("_row", maintain_order=True).agg(
+        pl.col("token").str.join(" ").alias("trajectory"),
+        pl.col("shape_token").str.join(" ").alias("argument_shapes"),
+        pl.col("token").filter(write).str.join(" ").alias("writes"),
+        pl.col("name").filter(~write).unique().sort().str.join(",").alias("reads"),
+        pl.len().cast(pl.Int32).alias("n_steps"),
+        pl.col("name").n_unique().cast(pl.Int32).alias("distinct_tools"),
+    )
+    rows = pl.DataFrame({"_row": pl.int_range(df.height, dtype=pl.UInt32, eager=True)})
+    return (
+        rows.join(per_row, on="_row", how="left")
+        .sort("_row")
+        .with_columns(
+            pl.col("trajectory", "argument_shapes", "writes", "reads").fill_null(""),
+            pl.col("n_steps", "distinct_tools").fill_null(0),
+        )
+    )
+
+
+def _optional(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Series:
+    if name in df.columns:
+        return df.get_column(name).cast(dtype)
+    return pl.Series(name, [None] * df.height, dtype=dtype)
+
+
+def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame:
+    """Signatures (``SIGNATURE_SCHEMA``) of CASE/GOLDEN_SCHEMA rows, one per input row.
+
+    Pure and per-row: the signature of a case does not depend on the other cases in ``df``, so
+    shards can be processed anywhere and concatenated before ``cluster``.
+    """
+    cfg = cfg or DedupConfig()
+    if df.height == 0:
+        return pl.DataFrame(schema=SIGNATURE_SCHEMA)
+    paths = _path_columns(df)
+    text = df.select(normalise_text_expr("user_input", cfg.text_placeholders).alias("t"))
+    traj = paths.get_column("trajectory").to_list()
+    shapes = paths.get_column("argument_shapes").to_list()
+    writes = paths.get_column("writes").to_list()
+    reads = paths.get_column("reads").to_list()
+    texts = text.get_column("t").to_list()
+    block_keys = [
+        _sha([w, r if cfg.block_on_read_tools else ""], 16)
+        for w, r in zip(writes, reads, strict=True)
+    ]
+    path_keys = [_sha([t], 16) for t in traj]
+    exact = [_sha([t, s, x], 32) for t, s, x in zip(traj, shapes, texts, strict=True)]
+    out = pl.DataFrame(
+        {
+            "case_id": df.get_column("case_id").cast(pl.String),
+            "block_key": block_keys,
+            "path_key": path_keys,
+            "exact_hash": exact,
+            "trajectory": traj,
+            "argument_shapes": shapes,
+            "text": texts,
+            "n_steps": paths.get_column("n_steps"),
+            "distinct_tools": paths.get_column("distinct_tools"),
+            "value_score": _optional(df, "value_score", pl.Float64()),
+            "recorded_at": _optional(df, "recorded_at", pl.Datetime("ms", "UTC")),
+            "funnels": _optional(df, "funnels", pl.List(pl.String())),
+        }
+    )
+    return out.cast(SIGNATURE_SCHEMA)  # type: ignore[arg-type]

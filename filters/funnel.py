@@ -1,0 +1,75 @@
+"""The funnel contract: a funnel scores every case, then decides membership from the scores.
+
+NeMo Curator's score/decide split keeps measuring apart from thresholds: ``score`` computes
+per-case figures (write calls, systems, largest amount, recovered failures...) and ``decide`` turns
+them into membership, a human-readable reason and a contribution to ``value_score``. Reasons are
+built from counts, tool names, systems and numbers only, never from record text.
+
+Adding a funnel = one file with one ``Funnel`` subclass + one test file + one registry line.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar, Literal
+
+import polars as pl
+
+from golden_distill.filters.config import FunnelsConfig
+from golden_distill.filters.inputs import FunnelInputs
+
+#: Columns ``decide`` must return (one row per case it scored).
+RESULT_COLUMNS = ("case_id", "member", "reason", "contribution")
+
+
+class Funnel(ABC):
+    """One selection funnel. ``role`` is ``select`` (a case in any select funnel is a candidate)
+    or ``gate`` (a candidate must pass every gate; gates run last)."""
+
+    name: ClassVar[str]
+    role: ClassVar[Literal["select", "gate"]] = "select"
+
+    def __init__(self, config: FunnelsConfig) -> None:
+        self.config = config
+
+    @property
+    def enabled(self) -> bool:
+        section = getattr(self.config, self.name)
+        return bool(getattr(section, "enabled", True))
+
+    @abstractmethod
+    def score(self, inputs: FunnelInputs) -> pl.LazyFrame:
+        """Per-case figures (one row per case of ``inputs.cases``, keyed by case_id)."""
+
+    @abstractmethod
+    def decide(self, scores: pl.LazyFrame) -> pl.LazyFrame:
+        """RESULT_COLUMNS from ``score``'s output: member (bool), reason (str, null when not a
+        member unless the funnel explains refusals), contribution (float, 0 when not a member)."""
+
+    def run(self, inputs: FunnelInputs) -> pl.LazyFrame:
+        return self.decide(self.score(inputs)).select(RESULT_COLUMNS)
+
+
+def plural(count: pl.Expr, singular: str, many: str | None = None) -> pl.Expr:
+    """``"1 write call"`` / ``"3 write calls"`` as an expression."""
+    many = many or singular + "s"
+    return pl.format(
+        "{} {}", count, pl.when(count == 1).then(pl.lit(singular)).otherwise(pl.lit(many))
+    )
+
+
+def format_amount(value: pl.Expr) -> pl.Expr:
+    """``48200`` -> ``"48,200.00"`` (two decimals, thousands separators), as an expression."""
+    cents = (value.abs() * 100).round(0).cast(pl.Int64)
+    whole = (cents // 100).cast(pl.String)
+    grouped = whole.str.reverse().str.replace_all(r"(\d{3})", "$1,").str.strip_suffix(",")
+    frac = (cents % 100).cast(pl.String).str.zfill(2)
+    sign = pl.when(value < 0).then(pl.lit("-")).otherwise(pl.lit(""))
+    return pl.concat_str([sign, grouped.str.reverse(), pl.lit("."), frac])
+
+
+def format_number(value: float) -> str:
+    """A config number for a reason: ``10000`` -> ``"10,000"``, ``0.5`` -> ``"0.5"``."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".")

@@ -1,0 +1,125 @@
+"""high_value_mutating: runs that changed state in a way worth replaying.
+
+Member when the run made at least ``min_write_calls`` writes (is_mutating steps with a counted
+status) AND at least one of: the writes touched >= ``min_systems`` distinct systems; a write's
+amount (largest number at ``amount_paths``) >= ``amount_threshold``; the run is complex (>=
+``min_steps`` steps, more steps than the batch's ``steps_percentile``, >= ``min_distinct_tools``
+distinct tools, or >= ``min_retries`` retries).
+
+Contribution to value_score: ``weight x (criteria met)`` where the criteria are systems, amount
+and complexity, so 1 to 3.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import polars as pl
+
+from golden_distill.filters.funnel import Funnel, format_amount, format_number, plural
+from golden_distill.filters.inputs import FunnelInputs
+
+
+class HighValueMutatingFunnel(Funnel):
+    name: ClassVar[str] = "high_value_mutating"
+
+    def score(self, inputs: FunnelInputs) -> pl.LazyFrame:
+        cfg = self.config.high_value_mutating
+        steps = inputs.steps
+        is_write = pl.col("is_mutating").fill_null(False) & pl.col("status").is_in(
+            cfg.write_statuses
+        )
+        writes = (
+            steps.filter(is_write)
+            .group_by("case_id")
+            .agg(
+                n_writes=pl.len().cast(pl.Int32),
+                write_systems=pl.col("system").drop_nulls().unique().sort(),
+                max_amount=pl.col("amount").max(),
+            )
+        )
+        calls = steps.filter(pl.col("kind") != "model")
+        retried = (
+            pl.col("status").shift(1).over(["case_id", "name"], order_by="pos") != "ok"
+        ).fill_null(False)
+        per_case_calls = calls.group_by("case_id").agg(
+            distinct_tools=pl.col("name").n_unique().cast(pl.Int32),
+            retries=retried.sum().cast(pl.Int32),
+        )
+        return (
+            inputs.cases.select("case_id", "n_steps")
+            .join(writes, on="case_id", how="left", maintain_order="left")
+            .join(per_case_calls, on="case_id", how="left", maintain_order="left")
+            .with_columns(
+                pl.col("n_writes", "distinct_tools", "retries").fill_null(0),
+                pl.col("write_systems").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+                steps_threshold=pl.lit(inputs.batch.get("steps_threshold"), dtype=pl.Float64),
+            )
+        )
+
+    def decide(self, scores: pl.LazyFrame) -> pl.LazyFrame:
+        cfg = self.config.high_value_mutating
+        false = pl.lit(False)
+        n_systems = pl.col("write_systems").list.len()
+        systems_ok = n_systems >= cfg.min_systems if cfg.min_systems is not None else false
+        amount_ok = (
+            (pl.col("max_amount") >= cfg.amount_threshold).fill_null(False)
+            if cfg.amount_threshold is not None
+            else false
+        )
+        steps_ok = pl.col("n_steps") >= cfg.min_steps if cfg.min_steps is not None else false
+        pct_ok = (
+            (pl.col("n_steps") > pl.col("steps_threshold")).fill_null(False)
+            if cfg.steps_percentile is not None
+            else false
+        )
+        tools_ok = (
+            pl.col("distinct_tools") >= cfg.min_distinct_tools
+            if cfg.min_distinct_tools is not None
+            else false
+        )
+        retries_ok = pl.col("retries") >= cfg.min_retries if cfg.min_retries is not None else false
+        complex_ok = steps_ok | pct_ok | tools_ok | retries_ok
+        member = (pl.col("n_writes") >= cfg.min_write_calls) & (systems_ok | amount_ok | complex_ok)
+
+        base = plural(pl.col("n_writes"), "write call")
+        across = pl.when(n_systems > 0).then(
+            pl.concat_str([pl.lit(" across "), pl.col("write_systems").list.join("+")])
+        )
+        pieces = [
+            pl.concat_str([base, across], ignore_nulls=True),
+            pl.when(systems_ok).then(
+                pl.format("{} systems >= {}", n_systems, pl.lit(cfg.min_systems))
+            ),
+            pl.when(amount_ok).then(
+                pl.format(
+                    "amount {} >= {}",
+                    format_amount(pl.col("max_amount")),
+                    pl.lit(format_number(cfg.amount_threshold or 0)),
+                )
+            ),
+            pl.when(steps_ok).then(pl.format("{} steps >= {}", "n_steps", pl.lit(cfg.min_steps))),
+            pl.when(pct_ok).then(
+                pl.format(
+                    "{} steps > p{} of batch ({})",
+                    "n_steps",
+                    pl.lit(format_number(cfg.steps_percentile or 0)),
+                    pl.col("steps_threshold").round(1),
+                )
+            ),
+            pl.when(tools_ok).then(
+                pl.format(
+                    "{} distinct tools >= {}", "distinct_tools", pl.lit(cfg.min_distinct_tools)
+                )
+            ),
+            pl.when(retries_ok).then(
+                pl.format("{} retries >= {}", "retries", pl.lit(cfg.min_retries))
+            ),
+        ]
+        met = systems_ok.cast(pl.Int32) + amount_ok.cast(pl.Int32) + complex_ok.cast(pl.Int32)
+        return scores.select(
+            "case_id",
+            member=member,
+            reason=pl.when(member).then(pl.concat_str(pieces, separator="; ", ignore_nulls=True)),
+            contribution=pl.when(member).then(met * cfg.weight).otherwise(0.0).cast(pl.Float64),
+        )

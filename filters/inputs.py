@@ -1,0 +1,119 @@
+"""The two frames every funnel reads: one row per case, one row per step.
+
+Funnels are polars expressions, not Python loops per case: the runner flattens a batch of
+CASE_SCHEMA rows once (steps exploded with their case id and their position in seq order, the
+system of every step resolved, amounts read from write steps only) and each funnel aggregates
+those frames by case. Built once per batch, shared by all funnels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from golden_distill.filters.config import FunnelsConfig
+from golden_distill.filters.json_paths import max_number_expr
+
+#: Columns of CASE_SCHEMA the funnels read; everything else (text, context) is never loaded.
+INPUT_COLUMNS = ("case_id", "tenant_id", "intent", "steps", "outcome")
+
+
+@dataclass(slots=True)
+class FunnelInputs:
+    """One batch of cases, flattened for the funnels.
+
+    ``cases``: case_id, tenant_id, intent_confidence, out_status, out_final_state, out_reward,
+    out_handoff, out_low_confidence, n_steps, signature, tools, systems.
+    ``steps``: case_id, pos (0-based, seq order), seq, kind, name, status, is_mutating, system,
+    amount (largest amount at the configured paths, write steps only).
+    ``batch``: batch-wide figures funnels need (e.g. ``steps_threshold`` for the percentile).
+    """
+
+    cases: pl.LazyFrame
+    steps: pl.LazyFrame
+    batch: dict[str, float] = field(default_factory=dict)
+
+
+def resolved_system(cfg: FunnelsConfig) -> pl.Expr:
+    """steps.system, else the tool_systems map, else the tool-name prefix map."""
+    hv = cfg.high_value_mutating
+    name = pl.col("name")
+    expr: pl.Expr = pl.lit(None, dtype=pl.String)
+    lowered = name.str.to_lowercase()
+    for prefix, system in reversed(list(hv.system_prefixes.items())):
+        expr = pl.when(lowered.str.starts_with(prefix.lower())).then(pl.lit(system)).otherwise(expr)
+    if hv.tool_systems:
+        mapped = name.replace_strict(hv.tool_systems, default=None, return_dtype=pl.String)
+        expr = pl.coalesce(mapped, expr)
+    return pl.coalesce(pl.col("system"), expr)
+
+
+def build_inputs(
+    batch: pl.DataFrame, cfg: FunnelsConfig, batch_figures: dict[str, float]
+) -> FunnelInputs:
+    """Flatten one batch of CASE_SCHEMA rows (at least INPUT_COLUMNS) into FunnelInputs."""
+    lf = batch.lazy().select(INPUT_COLUMNS)
+    ordered = lf.with_columns(
+        pl.col("steps").list.eval(pl.element().sort_by(pl.element().struct.field("seq")))
+    )
+    hv = cfg.high_value_mutating
+    steps = (
+        ordered.select(
+            "case_id", "steps", pos=pl.int_ranges(0, pl.col("steps").list.len(), dtype=pl.Int32)
+        )
+        .explode(["steps", "pos"])
+        .filter(pl.col("pos").is_not_null())
+        .select(
+            "case_id",
+            "pos",
+            *(
+                pl.col("steps").struct.field(f)
+                for f in ("seq", "kind", "name", "status", "is_mutating", "system")
+            ),
+            *(
+                pl.when(pl.col("steps").struct.field("is_mutating").fill_null(False))
+                .then(pl.col("steps").struct.field(f))
+                .alias(f"_{f}")
+                for f in hv.amount_in
+            ),
+        )
+        .with_columns(system=resolved_system(cfg))
+    )
+    if hv.amount_threshold is not None and hv.amount_paths:
+        amounts = [max_number_expr(f"_{f}", hv.amount_paths) for f in hv.amount_in]
+        steps = steps.with_columns(amount=pl.max_horizontal(amounts))
+    else:
+        steps = steps.with_columns(amount=pl.lit(None, dtype=pl.Float64))
+    steps = steps.drop([f"_{f}" for f in hv.amount_in])
+
+    call_names = pl.element().filter(pl.element().struct.field("kind") != "model")
+    per_step = steps.group_by("case_id").agg(
+        tools=pl.col("name").filter(pl.col("kind") != "model").unique().sort(),
+        systems=pl.col("system").drop_nulls().unique().sort(),
+    )
+    cases = (
+        ordered.select(
+            "case_id",
+            "tenant_id",
+            intent_confidence=pl.col("intent").struct.field("confidence"),
+            out_status=pl.col("outcome").struct.field("status"),
+            out_final_state=pl.col("outcome").struct.field("final_state"),
+            out_reward=pl.col("outcome").struct.field("reward"),
+            out_handoff=pl.col("outcome").struct.field("handoff"),
+            out_low_confidence=pl.col("outcome").struct.field("low_confidence"),
+            n_steps=pl.col("steps").list.len().fill_null(0).cast(pl.Int32),
+            signature=pl.col("steps")
+            .list.eval(call_names.struct.field("name"))
+            .list.join(">")
+            .fill_null(""),
+        )
+        .join(per_step, on="case_id", how="left", maintain_order="left")
+        .with_columns(
+            pl.col("tools").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+            pl.col("systems").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+        )
+    )
+    # Materialise once: every funnel reads these, and a lazy plan would redo the explode per funnel.
+    steps_df, cases_df = pl.collect_all([steps, cases])
+    return FunnelInputs(cases=cases_df.lazy(), steps=steps_df.lazy(), batch=dict(batch_figures))

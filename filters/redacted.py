@@ -1,0 +1,42 @@
+"""redacted: the compliance gate every published case must pass.
+
+The funnel framework runs gates last: a case is a candidate only when it is in at least one
+select funnel AND passes every gate. Here the gate honours the tenant opt-out list; the redaction
+step later ANDs in its own result (scrubbed, keys remapped, verification re-scan clean) and
+quarantines what fails, so membership here means "not excluded by policy so far".
+
+Contribution to value_score: none (a gate does not make a case more valuable).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import polars as pl
+
+from golden_distill.filters.funnel import Funnel
+from golden_distill.filters.inputs import FunnelInputs
+
+PASS_REASON = "tenant not opted out (scrub and verification: redaction step)"
+#: Reason code for cases the gate refuses (reported, never a tenant's data).
+OPTED_OUT = "tenant_opted_out"
+
+
+class RedactedGate(Funnel):
+    name: ClassVar[str] = "redacted"
+    role = "gate"
+
+    def score(self, inputs: FunnelInputs) -> pl.LazyFrame:
+        opted_out = self.config.redacted.opt_out_tenants
+        return inputs.cases.select(
+            "case_id", opted_out=pl.col("tenant_id").is_in(opted_out).fill_null(False)
+        )
+
+    def decide(self, scores: pl.LazyFrame) -> pl.LazyFrame:
+        member = ~pl.col("opted_out")
+        return scores.select(
+            "case_id",
+            member=member,
+            reason=pl.when(member).then(pl.lit(PASS_REASON)).otherwise(pl.lit(OPTED_OUT)),
+            contribution=pl.lit(0.0),
+        )

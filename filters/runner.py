@@ -1,0 +1,216 @@
+"""Run every funnel over a batch of cases, then the quotas: the funnel stage of the pipeline.
+
+``select(source, config)`` is what the flow calls. Scoring goes batch by batch (bounded memory:
+only case_id, tenant_id, intent, steps and outcome are read) into one small *decisions* row per
+case; quotas need the whole batch (caps and percentiles are batch-wide), and run on those small
+rows only. The full rows of the selected cases are joined back at the end.
+
+value_score = sum over the case's select funnels of each funnel's contribution (weight x
+strength; see each funnel's module docstring). Gates contribute nothing. Unselected cases: 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from golden_distill.filters.config import FunnelsConfig
+from golden_distill.filters.funnel import Funnel
+from golden_distill.filters.inputs import INPUT_COLUMNS, build_inputs
+from golden_distill.filters.quotas import apply_quotas
+from golden_distill.filters.registry import build_funnels
+from golden_distill.filters.selection_stats import selection_stats
+
+#: Values of ``decisions.status``: why a case is or is not in the selection.
+SELECTED = "selected"
+NO_FUNNEL = "no_funnel"
+
+Source = pl.DataFrame | pl.LazyFrame | str | Path | Sequence[str | Path]
+
+
+@dataclass(slots=True)
+class SelectionResult:
+    """``table``: the selected cases' full rows plus funnels, funnel_reasons, value_score, in
+    priority order. ``decisions``: one small row per input case (see ``score_cases``) plus
+    ``status`` (selected | no_funnel | gate:<reason> | quota:<reason>). ``stats``: counts for the
+    report (see ``selection_stats``)."""
+
+    table: pl.DataFrame
+    decisions: pl.DataFrame
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def as_lazy(source: Source) -> pl.LazyFrame:
+    """A lazy view of cases: a frame, a Parquet file, a directory of shards, or a list of those."""
+    if isinstance(source, pl.DataFrame):
+        return source.lazy()
+    if isinstance(source, pl.LazyFrame):
+        return source
+    items = [source] if isinstance(source, str | Path) else list(source)
+    files: list[str] = []
+    for item in items:
+        path = Path(item)
+        if path.is_dir():
+            found = sorted(str(p) for p in path.rglob("*.parquet"))
+            if not found:
+                raise FileNotFoundError(f"{path}: no .parquet files")
+            files.extend(found)
+        else:
+            files.append(str(path))
+    return pl.scan_parquet(files)
+
+
+def _batches(lf: pl.LazyFrame, batch_rows: int) -> Iterator[pl.DataFrame]:
+    yield from lf.select(INPUT_COLUMNS).collect_batches(chunk_size=batch_rows)
+
+
+def batch_figures(lf: pl.LazyFrame, config: FunnelsConfig) -> dict[str, float]:
+    """Batch-wide figures some funnels compare against (computed before the per-batch pass)."""
+    pct = config.high_value_mutating.steps_percentile
+    if not config.high_value_mutating.enabled or pct is None:
+        return {}
+    value = (
+        lf.select(pl.col("steps").list.len().fill_null(0).quantile(pct / 100, "linear"))
+        .collect()
+        .item()
+    )
+    return {"steps_threshold": float(value) if value is not None else float("inf")}
+
+
+def _json_string(expr: pl.Expr) -> pl.Expr:
+    escaped = expr.str.replace_all("\\", "\\\\", literal=True).str.replace_all(
+        '"', '\\"', literal=True
+    )
+    return pl.concat_str([pl.lit('"'), escaped, pl.lit('"')])
+
+
+def _decide_batch(
+    batch: pl.DataFrame, funnels: list[Funnel], config: FunnelsConfig, figures: dict[str, float]
+) -> pl.DataFrame:
+    inputs = build_inputs(batch, config, figures)
+    plan = inputs.cases.select("case_id", "tenant_id", "signature", "tools", "systems", "n_steps")
+    for funnel in funnels:
+        result = funnel.run(inputs).select(
+            "case_id",
+            pl.col("member").fill_null(False).alias(f"in_{funnel.name}"),
+            pl.col("reason").alias(f"why_{funnel.name}"),
+            pl.col("contribution").fill_null(0.0).alias(f"score_{funnel.name}"),
+        )
+        plan = plan.join(result, on="case_id", how="left", maintain_order="left")
+    return plan.collect()
+
+
+def _finish(decided: pl.DataFrame, funnels: list[Funnel]) -> pl.DataFrame:
+    selects = [f.name for f in funnels if f.role == "select"]
+    gates = [f.name for f in funnels if f.role == "gate"]
+    frame = decided.with_columns([pl.col(f"in_{n}").fill_null(False) for n in selects + gates])
+    any_select = (
+        pl.any_horizontal([pl.col(f"in_{n}") for n in selects]) if selects else pl.lit(False)
+    )
+    all_gates = pl.all_horizontal([pl.col(f"in_{n}") for n in gates]) if gates else pl.lit(True)
+    gate_refusal = pl.coalesce(
+        [pl.when(~pl.col(f"in_{n}")).then(pl.format("gate:{}", f"why_{n}")) for n in gates]
+        or [pl.lit(None, dtype=pl.String)]
+    )
+    members = [pl.when(pl.col(f"in_{n}")).then(pl.lit(n)) for n in selects + gates]
+    reasons = [
+        pl.when(pl.col(f"in_{n}")).then(
+            pl.concat_str([pl.lit(f'"{n}": '), _json_string(pl.col(f"why_{n}").fill_null(""))])
+        )
+        for n in selects + gates
+    ]
+    score = pl.sum_horizontal([pl.col(f"score_{n}") for n in selects]) if selects else pl.lit(0.0)
+    candidate = any_select & all_gates
+    return frame.with_columns(
+        candidate=candidate,
+        status=pl.when(candidate)
+        .then(pl.lit(SELECTED))
+        .when(any_select)
+        .then(gate_refusal)
+        .otherwise(pl.lit(NO_FUNNEL)),
+        funnels=pl.concat_list(members).list.drop_nulls()
+        if members
+        else pl.lit([], dtype=pl.List(pl.String)),
+        funnel_reasons=pl.concat_str(
+            [pl.lit("{"), pl.concat_str(reasons, separator=", ", ignore_nulls=True), pl.lit("}")]
+        )
+        if reasons
+        else pl.lit("{}"),
+        value_score=pl.when(any_select).then(score).otherwise(0.0).cast(pl.Float64),
+    )
+
+
+def score_cases(
+    source: Source,
+    config: FunnelsConfig,
+    *,
+    batch_rows: int = 50_000,
+    figures: dict[str, float] | None = None,
+) -> pl.DataFrame:
+    """Every funnel over every case, no quotas: one row per case with case_id, tenant_id,
+    signature, tools, systems, n_steps, in_/why_/score_<funnel>, candidate, status, funnels,
+    funnel_reasons (JSON text {funnel: reason}), value_score.
+
+    ``figures``: batch-wide figures (``batch_figures`` over *all* shards) when scoring one shard
+    of a larger batch; by default they are computed from ``source`` itself."""
+    funnels = build_funnels(config)
+    lf = as_lazy(source)
+    if figures is None:
+        figures = batch_figures(lf, config)
+    parts = [_decide_batch(b, funnels, config, figures) for b in _batches(lf, batch_rows)]
+    if not parts:
+        parts = [
+            _decide_batch(lf.select(INPUT_COLUMNS).head(0).collect(), funnels, config, figures)
+        ]
+    return _finish(pl.concat(parts, how="vertical"), funnels)
+
+
+def decide_selection(scored: pl.DataFrame, config: FunnelsConfig) -> pl.DataFrame:
+    """Apply quotas to ``score_cases`` output: ``status`` becomes ``quota:<reason>`` for cut
+    candidates; ``priority`` orders the candidates (null for non-candidates)."""
+    order = [f.name for f in build_funnels(config) if f.role == "select"]
+    candidates = scored.filter(pl.col("candidate"))
+    ranked = apply_quotas(
+        candidates.select("case_id", "tenant_id", "signature", "value_score", "funnels"),
+        config.quotas,
+        order,
+    ).select("case_id", "priority", "quota_cut")
+    return (
+        scored.join(ranked, on="case_id", how="left", maintain_order="left")
+        .with_columns(
+            status=pl.when(pl.col("quota_cut").is_not_null())
+            .then(pl.format("quota:{}", "quota_cut"))
+            .otherwise(pl.col("status"))
+        )
+        .drop("quota_cut")
+    )
+
+
+def annotate(cases: pl.DataFrame | pl.LazyFrame, decisions: pl.DataFrame) -> pl.DataFrame:
+    """The selected rows of ``cases`` (e.g. one shard) with funnels, funnel_reasons and
+    value_score added, in priority order. The flow calls this shard by shard."""
+    chosen = decisions.filter(pl.col("status") == SELECTED).select(
+        "case_id", "funnels", "funnel_reasons", "value_score", "priority"
+    )
+    lf = cases.lazy() if isinstance(cases, pl.DataFrame) else cases
+    return (
+        lf.join(chosen.lazy(), on="case_id", how="inner")
+        .sort("priority")
+        .drop("priority")
+        .collect()
+    )
+
+
+def select(
+    source: Source, config: FunnelsConfig, *, batch_rows: int = 50_000, with_table: bool = True
+) -> SelectionResult:
+    """The funnel stage: funnels, gates and quotas over ``source``; see SelectionResult."""
+    decisions = decide_selection(score_cases(source, config, batch_rows=batch_rows), config)
+    table = annotate(as_lazy(source), decisions) if with_table else pl.DataFrame()
+    return SelectionResult(
+        table=table, decisions=decisions, stats=selection_stats(decisions, config)
+    )

@@ -1,0 +1,164 @@
+"""`golden run`: the nightly job, run here and now (no Prefect server to install)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+HELP = """Run the whole pipeline once: read -> funnels -> redact -> dedup -> publish a version.
+
+Runs the `distill` Prefect flow in this process against a temporary local Prefect API (nothing
+to install or start). Shows shards done and cases selected so far; prints the published version
+and where its report is. On failure it names the stage that failed and exits non-zero.
+
+Example:
+
+    golden run --config configs/nightly.yaml --source recordings/ --store ./store --set nightly
+
+Unchanged shards are reused from the cache (work dir `run.work_dir`); scale out with
+`--dask-address tcp://scheduler:8786`.
+"""
+
+
+def _quiet_prefect(verbose: bool) -> None:
+    """Prefect's per-task lines would scroll over the progress line, and a failure is reported
+    once, by stage, at the end: Prefect's own output only with --verbose."""
+    if not verbose:
+        for name in ("prefect.flow_runs", "prefect.task_runs"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        for name in ("prefect", "distributed"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+class _Display:
+    """A one-line progress display fed by the flow's progress events (counts only)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("shards"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[note]}"),
+            console=self.console,
+            transient=False,
+        )
+        self.task_id: Any = None
+        self.cached = 0
+        self.published: dict[str, Any] = {}
+
+    def __call__(self, event: str, data: dict[str, Any]) -> None:
+        if event == "shards_planned":
+            self.progress.start()
+            self.task_id = self.progress.add_task("shards", total=data["total"], note="")
+        elif event == "shard_done" and self.task_id is not None:
+            self.cached += bool(data.get("cached"))
+            note = f"{data['selected']:,} cases selected so far"
+            if self.cached:
+                note += f" ({self.cached} shard(s) from cache)"
+            self.progress.update(self.task_id, completed=data["done"], note=note)
+        elif event == "selected":
+            self.progress.stop()
+            self.console.print(f"after quotas and dedup: {data['selected']:,} cases")
+        elif event == "published":
+            self.published = data
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+def run_command(
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Pipeline YAML (default: configs/nightly.yaml)."),
+    ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option("--source", "-s", help="Recording file, folder or glob (repeatable)."),
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option("--store", help="Golden store folder or URL.")
+    ] = None,
+    set_name: Annotated[str | None, typer.Option("--set", help="Golden set name.")] = None,
+    since: Annotated[
+        datetime | None, typer.Option(help="Only runs recorded at/after this time (UTC).")
+    ] = None,
+    until: Annotated[
+        datetime | None, typer.Option(help="Only runs recorded before this time (UTC).")
+    ] = None,
+    source_format: Annotated[
+        str | None, typer.Option("--format", help="Force the input format (default: sniffed).")
+    ] = None,
+    dask_address: Annotated[
+        str | None, typer.Option("--dask-address", help="Run shard tasks on this Dask scheduler.")
+    ] = None,
+    work_dir: Annotated[
+        Path | None, typer.Option("--work-dir", help="Intermediate files and cache folder.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Publish even if nothing changed.")
+    ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
+) -> None:
+    from pydantic import ValidationError
+
+    from golden_distill.flows.errors import describe, find_stage_error
+    from golden_distill.flows.params import DistillParams
+
+    try:
+        params = DistillParams(
+            config_path=str(config) if config else None,
+            sources=list(source or []),
+            source_format=source_format,
+            since=since,
+            until=until,
+            store_url=store,
+            set_name=set_name,
+            dask_address=dask_address,
+            work_dir=str(work_dir) if work_dir else None,
+            force=force,
+        )
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
+        )
+        typer.echo(f"golden run failed in stage 'validate': {problems}", err=True)
+        raise typer.Exit(2) from None
+    outcome = execute(params, verbose=verbose)
+    if isinstance(outcome, BaseException):
+        stage_error = find_stage_error(outcome)
+        stage = stage_error.stage if stage_error else "flow"
+        detail = stage_error.detail if stage_error else describe(outcome)
+        typer.echo(f"golden run failed in stage '{stage}': {detail}", err=True)
+        raise typer.Exit(1)
+    version, report = outcome
+    typer.echo(f"published version: {version}")
+    typer.echo(f"report: {report}")
+
+
+def execute(params: Any, *, verbose: bool = False) -> tuple[str, str] | BaseException:
+    """Run the flow with a progress display; the (version, report) pair or the exception."""
+    from golden_distill.flows import progress
+    from golden_distill.flows.distill import run_distill
+
+    _quiet_prefect(verbose)
+    display = _Display()
+    try:
+        with progress.listening(display):
+            version = run_distill(params)
+    except Exception as exc:
+        display.stop()
+        return exc
+    display.stop()
+    return version, str(display.published.get("report", ""))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run", help=HELP)(run_command)

@@ -1,0 +1,316 @@
+"""`golden sets`: inspect, compare, verify, promote and clean up published golden-set versions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+HELP = """Inspect and manage published golden sets (immutable versions in a store).
+
+The store is a local folder or an fsspec URL (s3://bucket/prefix). It comes from `--store`, else
+`GOLDEN_STORE`, else `publish.store_url` of `--config`. S3 credentials come from the usual AWS
+environment variables; extra client options (an endpoint URL...) from `--storage-options` JSON.
+
+Examples:
+
+    golden sets list --store ./golden-store
+    golden sets show nightly@latest
+    golden sets diff nightly@2026.11.28.1 nightly@latest
+    golden sets verify nightly@stable
+    golden sets promote nightly@2026.11.29.1 stable
+    golden sets gc nightly --keep-last 5 --keep-days 14          # dry run: shows the plan
+    golden sets gc nightly --keep-last 5 --keep-days 14 --apply
+"""
+
+T = TypeVar("T")
+
+StoreOpt = Annotated[
+    str | None,
+    typer.Option("--store", envvar="GOLDEN_STORE", help="Store URL (folder, s3://...)."),
+]
+OptionsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--storage-options",
+        envvar="GOLDEN_STORAGE_OPTIONS",
+        help='fsspec options as JSON, e.g. \'{"client_kwargs": {"endpoint_url": "..."}}\'.',
+    ),
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", help="Pipeline config whose `publish:` section gives defaults."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def _publish_config(config: Path | None) -> Any:
+    from golden_distill.datasets.publish_config import PublishConfig
+
+    if config is None:
+        return PublishConfig()
+    from golden_distill.flows.config import load_pipeline_config
+
+    return load_pipeline_config(config).publish
+
+
+def _store(store: str | None, options: str | None, config: Path | None) -> Any:
+    from golden_distill.datasets.store.fs import StoreFS
+
+    cfg = _publish_config(config)
+    storage_options = dict(cfg.storage_options)
+    if options:
+        try:
+            extra = json.loads(options)
+        except json.JSONDecodeError:
+            raise typer.BadParameter("not valid JSON", param_hint="--storage-options") from None
+        storage_options.update(extra)
+    return StoreFS(store or cfg.store_url, storage_options)
+
+
+def _guard(action: Callable[[], T]) -> T:
+    """Run ``action``; expected errors become one clear line and exit code 2."""
+    from golden_distill.datasets.config_model import ConfigError
+    from golden_distill.datasets.store.fs import StoreError
+    from golden_distill.datasets.store.layout import LayoutError
+    from golden_distill.datasets.store.manifest import ManifestError
+    from golden_distill.datasets.store.verify import ChecksumError
+    from golden_distill.datasets.store.versions import VersionNotFound
+
+    expected = (
+        ConfigError,
+        StoreError,
+        LayoutError,
+        ManifestError,
+        ChecksumError,
+        VersionNotFound,
+        KeyError,
+        FileNotFoundError,
+    )
+    try:
+        return action()
+    except expected as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _open(store: Any, ref: str, verify: bool = True) -> Any:
+    from golden_distill.datasets.reader import GoldenSet
+    from golden_distill.datasets.store.layout import parse_ref
+    from golden_distill.datasets.store.versions import resolve
+
+    parsed = parse_ref(ref)
+    return GoldenSet(store, parsed.set_name, resolve(store, parsed), verify=verify)
+
+
+def list_cmd(
+    name: Annotated[str | None, typer.Argument(help="A set: list its versions.")] = None,
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the sets in a store, or the versions of one set with their aliases."""
+    from golden_distill.datasets.store.aliases import list_aliases
+    from golden_distill.datasets.store.layout import SetLayout
+    from golden_distill.datasets.store.versions import list_sets, list_versions, read_manifest
+
+    fs = _store(store, storage_options, config)
+
+    def run() -> None:
+        if name is None:
+            sets = list_sets(fs)
+            typer.echo(json.dumps(sets) if as_json else "\n".join(sets) or "(no sets)")
+            return
+        aliases: dict[str, list[str]] = {}
+        for alias, version in list_aliases(fs, SetLayout(name)).items():
+            aliases.setdefault(version, []).append(alias)
+        rows = []
+        for version in list_versions(fs, name):
+            manifest = read_manifest(fs, name, version)
+            rows.append(
+                {
+                    "version": version,
+                    "created_at": manifest["created_at"],
+                    "cases": manifest["counts"].get("cases"),
+                    "aliases": sorted(aliases.get(version, [])),
+                }
+            )
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2))
+            return
+        if not rows:
+            typer.echo(f"{name}: no published versions")
+        for row in rows:
+            tags = f"  [{', '.join(row['aliases'])}]" if row["aliases"] else ""
+            typer.echo(f"{row['version']:<16} {row['created_at']}  {row['cases']:>8} cases{tags}")
+
+    _guard(run)
+
+
+def show_cmd(
+    ref: Annotated[str, typer.Argument(help="NAME@VERSION or NAME@ALIAS.")],
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a version's manifest: counts per funnel, files, lineage, config hash."""
+    fs = _store(store, storage_options, config)
+    golden = _guard(lambda: _open(fs, ref, verify=False))
+    manifest = golden.manifest
+    if as_json:
+        typer.echo(json.dumps(manifest, indent=2, sort_keys=True))
+        return
+    counts = manifest["counts"]
+    typer.echo(f"{golden.name}@{golden.version}  (parent {manifest.get('parent_version')})")
+    typer.echo(f"created_at     {manifest['created_at']}")
+    typer.echo(f"code_version   {manifest.get('code_version')}")
+    typer.echo(f"config_sha256  {manifest.get('config_sha256')}")
+    typer.echo(f"key_id         {manifest.get('key_id')}")
+    typer.echo(f"cases          {counts.get('cases')}  steps {counts.get('steps')}")
+    for funnel, count in counts.get("per_funnel", {}).items():
+        typer.echo(f"  {funnel:<22} {count}")
+    typer.echo("files")
+    for entry in manifest["files"]:
+        typer.echo(f"  {entry['name']:<22} {entry['size']:>12} B  sha256 {entry['sha256'][:16]}…")
+
+
+def diff_cmd(
+    a: Annotated[str, typer.Argument(help="The older version: NAME@VERSION|ALIAS.")],
+    b: Annotated[str, typer.Argument(help="The newer version: NAME@VERSION|ALIAS.")],
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    limit: Annotated[int, typer.Option(help="Case ids shown per list.")] = 20,
+) -> None:
+    """Compare two versions: cases added/removed/changed, funnel counts, tools and systems."""
+    from golden_distill.datasets.store.diff import diff_sets
+
+    fs = _store(store, storage_options, config)
+    result = _guard(lambda: diff_sets(_open(fs, a), _open(fs, b)))
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    typer.echo(f"{result.a} -> {result.b}: {result.totals[0]} -> {result.totals[1]} cases")
+    for label, ids in (("added", result.added), ("removed", result.removed)):
+        typer.echo(f"{label}: {len(ids)}")
+        for case_id in ids[:limit]:
+            typer.echo(f"  {case_id}")
+    typer.echo(f"changed: {len(result.changed)}")
+    for case_id, fields in list(result.changed.items())[:limit]:
+        typer.echo(f"  {case_id} ({', '.join(fields)})")
+    for funnel, (na, nb) in result.funnels.items():
+        typer.echo(f"funnel {funnel:<22} {na} -> {nb} ({nb - na:+d})")
+    for label, items in (
+        ("tools newly covered", result.tools_added),
+        ("tools lost", result.tools_lost),
+        ("systems newly covered", result.systems_added),
+        ("systems lost", result.systems_lost),
+    ):
+        typer.echo(f"{label}: {', '.join(items) or '-'}")
+
+
+def verify_cmd(
+    ref: Annotated[str, typer.Argument(help="NAME@VERSION or NAME@ALIAS (NAME: latest).")],
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    config: ConfigOpt = None,
+    replay: Annotated[bool, typer.Option(help="Also run the replay completeness check.")] = True,
+) -> None:
+    """Recompute every checksum and the replay check; exit 1 on any mismatch."""
+    from golden_distill.datasets.store.layout import parse_ref
+    from golden_distill.datasets.store.verify import verify_version
+    from golden_distill.datasets.store.versions import resolve
+
+    fs = _store(store, storage_options, config)
+    parsed = _guard(lambda: parse_ref(ref))
+    version = _guard(lambda: resolve(fs, parsed))
+    report = _guard(lambda: verify_version(fs, parsed.set_name, version, replay=replay))
+    for line in report.lines():
+        typer.echo(f"FAIL {line}", err=True)
+    if not report.ok:
+        raise typer.Exit(1)
+    summary = report.replay_check.summary() if report.replay_check else {}
+    typer.echo(
+        f"OK {parsed.set_name}@{version}: {report.files_checked} files verified"
+        + (f", replay check {summary['steps_checked']} steps" if summary else "")
+    )
+
+
+def promote_cmd(
+    ref: Annotated[str, typer.Argument(help="The version to point at: NAME@VERSION|ALIAS.")],
+    alias: Annotated[str, typer.Argument(help="The alias to move, e.g. stable, candidate.")],
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Point an alias at a version (atomically). The version must be published and verify."""
+    from golden_distill.datasets.store.aliases import move_alias
+    from golden_distill.datasets.store.layout import SetLayout, check_alias, parse_ref
+    from golden_distill.datasets.store.verify import verify_version
+    from golden_distill.datasets.store.versions import resolve
+
+    fs = _store(store, storage_options, config)
+    parsed = _guard(lambda: parse_ref(ref))
+    _guard(lambda: check_alias(alias))
+    version = _guard(lambda: resolve(fs, parsed))
+    report = _guard(lambda: verify_version(fs, parsed.set_name, version, replay=False))
+    if not report.ok:
+        for line in report.lines():
+            typer.echo(f"FAIL {line}", err=True)
+        raise typer.Exit(1)
+    old, new = _guard(lambda: move_alias(fs, SetLayout(parsed.set_name), alias, version))
+    typer.echo(f"{parsed.set_name}@{alias}: {old or '(none)'} -> {new}")
+
+
+def gc_cmd(
+    name: Annotated[str, typer.Argument(help="The set to clean up.")],
+    keep_last: Annotated[int | None, typer.Option(help="Keep the newest N versions.")] = None,
+    keep_days: Annotated[float | None, typer.Option(help="Keep versions younger than D.")] = None,
+    apply: Annotated[bool, typer.Option("--apply", help="Delete (default: dry run).")] = False,
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Delete old versions (never one an alias points to). Dry run unless --apply."""
+    from golden_distill.datasets.store.gc import apply_gc, plan_gc
+
+    cfg = _publish_config(config).retention
+    fs = _store(store, storage_options, config)
+    plan = _guard(
+        lambda: plan_gc(
+            fs,
+            name,
+            keep_last=cfg.keep_last if keep_last is None else keep_last,
+            keep_days=cfg.keep_days if keep_days is None else keep_days,
+            orphan_grace_hours=cfg.orphan_grace_hours,
+        )
+    )
+    if apply:
+        plan = _guard(lambda: apply_gc(fs, plan))
+    verb = "deleted" if apply else "would delete"
+    for version, why in plan.keep.items():
+        typer.echo(f"keep    {version}  ({why})")
+    for version in plan.delete:
+        typer.echo(f"{verb:<7} {version}")
+    for rel in plan.orphans:
+        typer.echo(f"{verb:<7} leftover {rel}")
+    if not apply and (plan.delete or plan.orphans):
+        typer.echo("dry run: nothing deleted; add --apply to delete")
+
+
+def register(app: typer.Typer) -> None:
+    sets = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="markdown")
+    sets.command("list")(list_cmd)
+    sets.command("show")(show_cmd)
+    sets.command("diff")(diff_cmd)
+    sets.command("verify")(verify_cmd)
+    sets.command("promote")(promote_cmd)
+    sets.command("gc")(gc_cmd)
+    app.add_typer(sets, name="sets")

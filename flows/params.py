@@ -1,0 +1,127 @@
+"""The nightly flow's parameters: one pydantic model, validated before any work starts.
+
+Prefect validates the model's types when a run is created (from the CLI, a deployment or the UI);
+``resolve()`` then loads the config file and checks the sources exist, still before any task runs,
+so a typo in a config key or a missing input fails the run in the `validate` stage in seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from golden_distill.flows.config import PipelineConfig, load_pipeline_config
+
+#: The publish section's rule for set names (checked here too so a bad name fails before any work).
+SET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class DistillParams(BaseModel):
+    """Everything one run of `distill` needs; config values fill what is not given here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config_path: str | None = Field(
+        None, description="Pipeline YAML config (default: the shipped configs/nightly.yaml)."
+    )
+    sources: list[str] = Field(
+        default_factory=list,
+        description="Recording files, folders (every recording file inside) or glob patterns; "
+        "database URLs (sqlite:///..., postgresql://...) for evidence tables. Empty: the "
+        "config's run.sources.",
+    )
+    source_format: str | None = Field(
+        None, description="Force one input format (native|chat|evidence|otel); default: sniffed."
+    )
+    since: datetime | None = Field(
+        None, description="Keep only runs recorded at or after this instant (UTC if naive)."
+    )
+    until: datetime | None = Field(
+        None, description="Keep only runs recorded before this instant (UTC if naive)."
+    )
+    store_url: str | None = Field(
+        None,
+        description="Golden store: a folder or fsspec URL (default: config publish.store_url).",
+    )
+    set_name: str | None = Field(
+        None,
+        description="Golden set to publish a version of (default: config publish.set_name).",
+    )
+    dask_address: str | None = Field(
+        None,
+        description="Run shard tasks on this Dask scheduler (overrides config run.dask_address).",
+    )
+    work_dir: str | None = Field(
+        None, description="Folder for intermediate shard files (overrides config run.work_dir)."
+    )
+    force: bool = Field(
+        False, description="Publish even when the content equals the latest version's."
+    )
+
+    @field_validator("since", "until")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+    @field_validator("set_name")
+    @classmethod
+    def _set_name(cls, value: str | None) -> str | None:
+        if value is not None and not SET_NAME.match(value):
+            raise ValueError(
+                "set name must be letters, digits, `_`, `.` or `-` (max 128), "
+                "starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("sources")
+    @classmethod
+    def _no_blank_sources(cls, value: list[str]) -> list[str]:
+        if any(not s.strip() for s in value):
+            raise ValueError("a source is empty")
+        return value
+
+    @model_validator(mode="after")
+    def _window(self) -> DistillParams:
+        if self.since and self.until and self.since >= self.until:
+            raise ValueError("time window: `since` must be before `until`")
+        return self
+
+    def resolve(self) -> ResolvedRun:
+        """Load the config and fill defaults: everything a run needs, checked, before any task."""
+        config = load_pipeline_config(self.config_path)
+        run = config.run
+        updates: dict[str, object] = {}
+        if self.dask_address:
+            updates.update(dask_address=self.dask_address, task_runner="dask")
+        if self.work_dir:
+            updates["work_dir"] = Path(self.work_dir)
+        if updates:
+            run = run.model_copy(update=updates)
+            config = config.model_copy(update={"run": run})
+        sources = list(self.sources) or list(config.run.sources)
+        if not sources:
+            raise ValueError("no sources: pass --source (or `sources`), or set run.sources")
+        store = self.store_url or config.publish.store_url
+        set_name = self.set_name or config.publish.set_name
+        return ResolvedRun(
+            params=self, config=config, sources=sources, store_url=str(store), set_name=set_name
+        )
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    params: DistillParams
+    config: PipelineConfig
+    sources: list[str]
+    store_url: str
+    set_name: str
+
+    @property
+    def work_dir(self) -> Path:
+        return self.config.run.work_dir.resolve()

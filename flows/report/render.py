@@ -1,0 +1,174 @@
+"""One self-contained HTML page for a published version: what was read, selected, cut and why.
+
+Everything shown is escaped; the page has no script, no external style sheet, font or image, so
+it renders offline and cannot leak anything when opened.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from golden_distill.flows.report.svg import bar_chart
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:980px;
+color:#222;line-height:1.4}
+h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0}
+td,th{padding:.2rem .7rem;border-bottom:1px solid #eee;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.meta td{border:none;padding:.1rem .7rem .1rem 0}.muted{color:#777}
+svg text{font-family:system-ui,sans-serif;fill:#222}
+"""
+
+
+def _n(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.2f}"
+    return f"{int(value):,}"
+
+
+def _items(mapping: dict[str, Any] | None, limit: int | None = None) -> list[tuple[str, float]]:
+    items = sorted(((str(k), float(v)) for k, v in (mapping or {}).items()), key=lambda kv: -kv[1])
+    return items[:limit] if limit else items
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = []
+    for row in rows:
+        cells = []
+        for value in row:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                cells.append(f'<td class="n">{_n(value)}</td>')
+            else:
+                cells.append(f"<td>{escape(str(value))}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _section(title: str, *parts: str) -> str:
+    content = "".join(p for p in parts if p)
+    if not content:
+        content = '<p class="muted">nothing to show</p>'
+    return f"<section><h2>{escape(title)}</h2>{content}</section>"
+
+
+def _mapping_section(title: str, mapping: dict[str, Any] | None, color: int, label: str) -> str:
+    items = _items(mapping)
+    return _section(
+        title,
+        bar_chart(title, items, color_index=color),
+        _table((label, "count"), [(k, int(v)) for k, v in items]) if items else "",
+    )
+
+
+def _funnel_table(stats: dict[str, Any]) -> str:
+    names = sorted(set(stats.get("funnels") or {}) | set(stats.get("published_per_funnel") or {}))
+    rows = [
+        (
+            name,
+            int((stats.get("funnels") or {}).get(name, 0)),
+            int((stats.get("published_per_funnel") or {}).get(name, 0)),
+        )
+        for name in names
+    ]
+    return _table(("funnel", "candidates", "published"), rows) if rows else ""
+
+
+def _flow_table(stats: dict[str, Any]) -> str:
+    steps = [
+        ("records read", stats.get("records_read")),
+        ("quarantined while reading", sum((stats.get("quarantined") or {}).values())),
+        ("cases read", stats.get("cases_read")),
+        ("in the time window", stats.get("in_window")),
+        ("candidates (in at least one funnel)", stats.get("candidates")),
+        ("quarantined by redaction", sum((stats.get("redaction_quarantined") or {}).values())),
+        ("cut by quotas", sum((stats.get("cut_by_quotas") or {}).values())),
+        ("removed by dedup", stats.get("removed_by_dedup")),
+        ("published", stats.get("published")),
+    ]
+    return _table(("step", "cases"), [(k, v) for k, v in steps if v is not None])
+
+
+def _change(stats: dict[str, Any]) -> str:
+    change = stats.get("change") or {}
+    if not change:
+        return ""
+    if not change.get("parent"):
+        return "<p>First version of this set: no parent to compare with.</p>"
+    rows = [(k, int(change[k])) for k in ("added", "removed", "kept") if k in change]
+    return f"<p>Parent version: <code>{escape(str(change['parent']))}</code></p>" + _table(
+        ("cases", "count"), rows
+    )
+
+
+def _stage_times(stats: dict[str, Any]) -> str:
+    seconds = stats.get("stage_seconds") or {}
+    items = [(k, round(float(v), 2)) for k, v in seconds.items()]
+    return bar_chart("seconds per stage", items, color_index=5)
+
+
+def render_report(stats: dict[str, Any]) -> str:
+    """The report page for one run's ``stats`` (see flows/tasks/publish.py for the keys)."""
+    title = f"Golden set {stats.get('set_name', '?')} — version {stats.get('version') or '(new)'}"
+    meta_rows = [
+        ("set", stats.get("set_name")),
+        ("version", stats.get("version") or "(assigned on publish)"),
+        ("parent", (stats.get("change") or {}).get("parent") or "none"),
+        ("created", stats.get("created_at")),
+        ("config sha256", stats.get("config_sha256")),
+        ("pipeline", stats.get("pipeline_version")),
+        ("shards", f"{stats.get('shards', 0)} ({stats.get('shards_cached', 0)} from cache)"),
+    ]
+    meta = "".join(
+        f"<tr><td class='muted'>{escape(k)}</td><td>{escape(str(v))}</td></tr>"
+        for k, v in meta_rows
+        if v is not None
+    )
+    coverage = stats.get("coverage") or {}
+    coverage_parts = [
+        _mapping_section(f"published cases per {dim}", counts, 2 + i, dim)
+        for i, (dim, counts) in enumerate(sorted(coverage.items()))
+    ]
+    sizes = {f"size {k}": v for k, v in (stats.get("cluster_sizes") or {}).items()}
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        f"<table class='meta'>{meta}</table>",
+        _section("From recordings to golden cases", _flow_table(stats)),
+        _mapping_section(
+            "Quarantined while reading, per reason", stats.get("quarantined"), 1, "reason"
+        ),
+        _section(
+            "Funnels",
+            bar_chart("candidates per funnel", _items(stats.get("funnels"))),
+            _funnel_table(stats),
+        ),
+        _mapping_section(
+            "Funnel overlaps (cases in several funnels)", stats.get("funnel_overlaps"), 0, "funnels"
+        ),
+        _mapping_section("Cut by quotas", stats.get("cut_by_quotas"), 1, "quota"),
+        _mapping_section(
+            "Not selected, per reason (no funnel, gates, redaction)",
+            stats.get("not_selected"),
+            1,
+            "reason",
+        ),
+        _mapping_section("Dedup: clusters by size", sizes, 3, "cluster size"),
+        _mapping_section("Redaction: entities replaced", stats.get("redaction"), 4, "entity type"),
+        _mapping_section(
+            "Quarantined by redaction, per reason", stats.get("redaction_quarantined"), 1, "reason"
+        ),
+        *coverage_parts,
+        _section("Change against the parent version", _change(stats)),
+        _section("Run time per stage (seconds)", _stage_times(stats)),
+    ]
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+        + "".join(body)
+        + "</body></html>"
+    )

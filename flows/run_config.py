@@ -1,0 +1,80 @@
+"""How the nightly flow runs (section `run:`): task runner, parallelism, work and cache folders.
+
+These settings change *how* a run executes, never *what* it selects, so they are left out of the
+cache key (a run on Dask reuses shard results computed by a local run and vice versa).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from golden_distill.datasets.config_model import StrictModel
+
+TaskRunnerName = Literal["thread", "process", "dask"]
+
+
+class FlowConfig(StrictModel):
+    sources: list[str] = Field(
+        default_factory=list,
+        description="Recording files, folders or glob patterns read when a run names none "
+        "(`golden run --source` and the deployment's `sources` parameter take precedence).",
+    )
+    task_runner: TaskRunnerName = Field(
+        "thread",
+        description="Where per-shard tasks run: `thread` (a thread pool in the flow's process; "
+        "the default, nothing to set up), `process` (a local process pool: true parallelism "
+        "for CPU-heavy redaction), or `dask` (a Dask cluster: `dask_address`, or a private "
+        "LocalCluster of `dask_workers` processes when no address is given).",
+    )
+    dask_address: str | None = Field(
+        None,
+        description="Scheduler address of a running Dask cluster (e.g. tcp://10.0.0.5:8786). "
+        "Setting it implies task_runner: dask. `golden run --dask-address` overrides it.",
+    )
+    dask_workers: int = Field(
+        2, ge=1, description="Workers of the private LocalCluster used when no address is given."
+    )
+    max_parallel_shards: int = Field(
+        2,
+        ge=1,
+        description="Shards processed at once by the thread or process runner (one shard holds "
+        "up to `ingest.rows_per_shard` cases in memory per worker).",
+    )
+    work_dir: Path = Field(
+        Path(".golden-work"),
+        description="Local folder for per-shard intermediate files (canonical shards are deleted "
+        "after use; redacted candidates, signatures and quarantine files stay for cached "
+        "reruns). Quarantine files may hold raw source lines: give this folder the access "
+        "class of the sources. Relative paths are relative to the current directory.",
+    )
+    result_storage: Path | None = Field(
+        None,
+        description="Folder where Prefect persists cached shard results (default: "
+        "`<work_dir>/prefect-results`). Always a path, never a Prefect block name.",
+    )
+    cache_shards: bool = Field(
+        True,
+        description="Reuse a shard's result when its content, the config, the key id and the "
+        "pipeline version are unchanged. Turn off to force every shard to be redone.",
+    )
+    storage_retries: int = Field(
+        3, ge=0, description="Retries of tasks that touch storage or databases (read, publish)."
+    )
+    retry_backoff_seconds: float = Field(
+        2.0,
+        ge=0,
+        description="First retry delay; each next retry waits twice as long (exponential backoff).",
+    )
+
+    @model_validator(mode="after")
+    def _address_implies_dask(self) -> FlowConfig:
+        if self.dask_address and self.task_runner != "dask":
+            object.__setattr__(self, "task_runner", "dask")
+        return self
+
+    def results_dir(self) -> Path:
+        """The result storage folder, resolved (a ``Path``: Prefect reads a ``str`` as a block)."""
+        return (self.result_storage or self.work_dir / "prefect-results").resolve()

@@ -1,0 +1,181 @@
+"""The global steps' library calls: quotas (filters), clustering (filters.dedup), gathering the
+chosen rows from shard files, the parent version's ids (datasets.reader) and publishing
+(datasets.store). Files in, small frames between, one table out to publish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+
+from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.flows.config import PipelineConfig
+from golden_distill.flows.params import ResolvedRun
+from golden_distill.flows.source_files import display_uri
+from golden_distill.flows.tasks.jobs import ShardResult
+
+
+def load_decisions(results: list[ShardResult]) -> pl.DataFrame:
+    """Every shard's per-case decisions (small columns only), as one frame."""
+    return pl.concat([pl.read_parquet(r.decisions_path) for r in results], how="diagonal_relaxed")
+
+
+def load_signatures(results: list[ShardResult], kept: pl.Series) -> pl.DataFrame:
+    frames = [pl.read_parquet(r.signatures_path) for r in results]
+    return pl.concat(frames, how="vertical_relaxed").filter(pl.col("case_id").is_in(kept.implode()))
+
+
+def apply_quotas(
+    decisions: pl.DataFrame, config: PipelineConfig
+) -> tuple[pl.Series, dict[str, Any]]:
+    """Case ids the quotas keep over the whole batch, and the funnel stage's counts."""
+    from golden_distill.filters.runner import SELECTED, decide_selection
+    from golden_distill.filters.selection_stats import selection_stats
+
+    decided = decide_selection(decisions, config.funnels)
+    counts = selection_stats(decided, config.funnels)
+    kept = decided.filter(pl.col("status") == SELECTED).get_column("case_id")
+    dropped = counts.get("dropped", {})
+    stats = {
+        "funnels": counts.get("members", {}),
+        "funnel_overlaps": {k.replace("&", "+"): v for k, v in counts.get("overlaps", {}).items()},
+        "cut_by_quotas": {
+            k.removeprefix("quota:"): v for k, v in dropped.items() if k.startswith("quota:")
+        },
+        "not_selected": {k: v for k, v in dropped.items() if not k.startswith("quota:")},
+        "quota_cuts_per_funnel": counts.get("quota_cuts_per_funnel", {}),
+        "after_quotas": int(kept.len()),
+    }
+    return kept, stats
+
+
+def deduplicate(
+    signatures: pl.DataFrame, config: PipelineConfig
+) -> tuple[pl.DataFrame, pl.DataFrame | None, dict[str, Any]]:
+    """Representatives (case_id, cluster_id, cluster_size), the full cluster table, stats."""
+    from golden_distill.filters.dedup.cluster import cluster
+    from golden_distill.filters.dedup.representatives import choose_representatives
+
+    cfg = config.dedup
+    if not cfg.enabled or signatures.height == 0:
+        reps = signatures.select(
+            "case_id",
+            pl.lit(None, dtype=pl.String).alias("cluster_id"),
+            pl.lit(1, dtype=pl.Int32).alias("cluster_size"),
+        )
+        return reps, None, {"removed_by_dedup": 0, "cluster_sizes": {}}
+    clustering = cluster(signatures, cfg)
+    kept = choose_representatives(clustering.table, keep_per_cluster=cfg.keep_per_cluster)
+    reps = kept.select("case_id", "cluster_id", "cluster_size")
+    sizes = (
+        clustering.table.filter(pl.col("role") == "representative")
+        .get_column("cluster_size")
+        .value_counts()
+    )
+    stats = {
+        "removed_by_dedup": signatures.height - reps.height,
+        "cluster_sizes": {
+            str(row["cluster_size"]): int(row["count"])
+            for row in sizes.sort("cluster_size").iter_rows(named=True)
+        },
+        "dedup": {
+            "clusters": clustering.stats.clusters,
+            "singletons": clustering.stats.singletons,
+            "merged_exact": clustering.stats.merged_exact,
+            "merged_near": clustering.stats.merged_near,
+        },
+    }
+    return reps, clustering.table, stats
+
+
+def gather_cases(results: list[ShardResult], selection: Any) -> pl.DataFrame:
+    """The representatives' full rows, read back from the shard files, with their cluster."""
+    reps: pl.DataFrame = selection.representatives
+    ids = reps.get_column("case_id")
+    frames = []
+    for result in results:
+        frame = (
+            pl.scan_parquet(result.candidates_path)
+            .filter(pl.col("case_id").is_in(ids.implode()))
+            .drop("cluster_id", "cluster_size")
+            .collect()
+        )
+        if frame.height:
+            frames.append(frame)
+    if not frames:
+        return pl.from_arrow(GOLDEN_SCHEMA.empty_table())  # type: ignore[return-value]
+    table = pl.concat(frames, how="vertical_relaxed").join(reps, on="case_id", how="left")
+    return table.select(GOLDEN_SCHEMA.names)
+
+
+def to_golden_arrow(table: pl.DataFrame) -> pa.Table:
+    return table.to_arrow().select(GOLDEN_SCHEMA.names).cast(GOLDEN_SCHEMA)
+
+
+def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]:
+    """The `latest` version of the set and its case ids (None, None for a new set)."""
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+
+    try:
+        parent = open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@latest",
+            storage_options=resolved.config.publish.storage_options or None,
+        )
+    except (VersionNotFound, FileNotFoundError):
+        return None, None
+    ids = parent.read_table().column("case_id").to_pylist()
+    return parent.version, set(ids)
+
+
+def publish(
+    resolved: ResolvedRun,
+    table: pl.DataFrame,
+    selection: Any,
+    stats: dict[str, Any],
+    render: Callable[[dict[str, Any]], str],
+    key_id: str | None,
+) -> tuple[str, str]:
+    """Publish the version; its id and the report's location."""
+    from golden_distill.datasets.store.publish import publish_version
+
+    config = resolved.config
+    clusters = selection.clusters.to_arrow() if selection.clusters is not None else None
+    report_html = render(stats)
+    result = publish_version(
+        resolved.store_url,
+        resolved.set_name,
+        cases=to_golden_arrow(table),
+        clusters=clusters,
+        report_html=report_html,
+        manifest_fields={
+            "config": config.model_dump(mode="json"),
+            "code_version": stats.get("pipeline_version"),
+            "key_id": key_id,
+            "lineage": {
+                "sources": [display_uri(s) for s in resolved.sources],
+                "since": stats.get("since"),
+                "until": stats.get("until"),
+                "records_read": stats.get("records_read", 0),
+                "quarantined": stats.get("quarantined", {}),
+            },
+            "stats": {k: v for k, v in stats.items() if k not in ("change",)},
+            "redaction": {"entities": stats.get("redaction", {})},
+            "dedup": stats.get("dedup", {}),
+        },
+        force=resolved.params.force,
+        storage_options=config.publish.storage_options or None,
+        config=config.publish,
+    )
+    return result.version, report_location(resolved, result.url)
+
+
+def report_location(resolved: ResolvedRun, version_url: str) -> str:
+    if "://" in version_url and not version_url.startswith("file://"):
+        return f"{version_url.rstrip('/')}/report.html"
+    local = version_url.removeprefix("file://")
+    return str(Path(local) / "report.html")

@@ -1,0 +1,132 @@
+"""Gather the chosen cases from the shard files, render the report, publish one version.
+
+The only task that writes to the golden store, so it retries with backoff (a flaky S3 endpoint);
+publishing is atomic and idempotent on the store's side, so a retry never leaves half a version.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import polars as pl
+from prefect import task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+
+from golden_distill.flows.caching import pipeline_version, shard_config_sha256
+from golden_distill.flows.config import config_sha256
+from golden_distill.flows.errors import StageError, describe
+from golden_distill.flows.params import ResolvedRun
+from golden_distill.flows.report import counts_rows, render_report
+from golden_distill.flows.tasks import global_steps
+from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.tasks.run_stats import change_against, merge_shard_stats, published_stats
+from golden_distill.flows.tasks.select import Selection
+
+
+@dataclass(frozen=True)
+class PublishOutcome:
+    version: str
+    report_path: str
+    stats: dict[str, Any]
+
+
+def build_stats(
+    resolved: ResolvedRun,
+    results: list[ShardResult],
+    selection: Selection,
+    table: pl.DataFrame,
+    timings: dict[str, float],
+    cached: int,
+) -> dict[str, Any]:
+    parent, parent_ids = global_steps.parent_case_ids(resolved)
+    stats = merge_shard_stats(results)
+    stats.update(selection.stats)
+    stats.update(published_stats(table))
+    stats.update(
+        set_name=resolved.set_name,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        config_sha256=config_sha256(resolved.config),
+        shard_config_sha256=shard_config_sha256(resolved.config),
+        pipeline_version=pipeline_version(),
+        shards=len(results),
+        shards_cached=cached,
+        since=resolved.params.since.isoformat() if resolved.params.since else None,
+        until=resolved.params.until.isoformat() if resolved.params.until else None,
+        change=change_against(parent, parent_ids, set(table.get_column("case_id").to_list())),
+        stage_seconds={k: round(v, 3) for k, v in timings.items()},
+    )
+    return stats
+
+
+def _run_publish(
+    resolved: ResolvedRun,
+    results: list[ShardResult],
+    selection: Selection,
+    timings: dict[str, float],
+    key_id: str | None,
+    cached: int,
+) -> PublishOutcome:
+    started = time.perf_counter()
+    try:
+        table = global_steps.gather_cases(results, selection)
+    except Exception as exc:
+        raise StageError("publish", f"gathering selected cases: {describe(exc)}") from exc
+    try:
+        stats = build_stats(resolved, results, selection, table, timings, cached)
+        stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
+    except Exception as exc:
+        raise StageError("report", describe(exc)) from exc
+    try:
+        version, report_path = global_steps.publish(
+            resolved, table, selection, stats, render_report, key_id
+        )
+    except StageError:
+        raise
+    except Exception as exc:
+        raise StageError("publish", describe(exc)) from exc
+    stats["version"] = version
+    _artifacts(resolved, version, report_path, stats)
+    return PublishOutcome(version=version, report_path=report_path, stats=stats)
+
+
+def _artifacts(
+    resolved: ResolvedRun, version: str, report_path: str, stats: dict[str, Any]
+) -> None:
+    """A markdown artifact linking the report, and the counts table (no personal data)."""
+    key = f"{resolved.set_name}-report".lower().replace("_", "-").replace(".", "-")
+    create_markdown_artifact(
+        key=key[:64],
+        markdown=(
+            f"# Golden set `{resolved.set_name}` version `{version}`\n\n"
+            f"* published cases: **{stats.get('published', 0):,}** "
+            f"(from {stats.get('records_read', 0):,} records read)\n"
+            f"* shards: {stats.get('shards', 0)} ({stats.get('shards_cached', 0)} from cache)\n"
+            f"* report: [{report_path}]({_link(report_path)})\n"
+        ),
+        description=f"Run report of {resolved.set_name}@{version}",
+    )
+    create_table_artifact(
+        key=f"{key[:55]}-counts",
+        table=counts_rows(stats),
+        description=f"Counts of {resolved.set_name}@{version}",
+    )
+
+
+def _link(path: str) -> str:
+    return path if "://" in path else f"file://{path}"
+
+
+@task(name="publish-version")
+def publish_set(
+    resolved: ResolvedRun,
+    results: list[ShardResult],
+    selection: Selection,
+    timings: dict[str, float],
+    key_id: str | None,
+    cached: int = 0,
+) -> PublishOutcome:
+    """Publish the selected cases as a new immutable version; return its id and report path."""
+    return _run_publish(resolved, results, selection, timings, key_id, cached)

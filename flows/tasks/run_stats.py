@@ -1,0 +1,74 @@
+"""Counting what a run did, for the report, the table artifact and the manifest.
+
+Pure functions over shard results, the selection and the published table: counts, reason codes,
+funnel/tool/system names and pseudonymised tenant ids only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+import polars as pl
+
+from golden_distill.flows.tasks.jobs import ShardResult
+
+SUMMED = ("records_read", "cases_read", "in_window", "candidates", "bytes_read")
+MERGED = ("quarantined", "funnels", "funnel_overlaps", "redaction", "redaction_quarantined")
+
+
+def merge_shard_stats(results: Iterable[ShardResult]) -> dict[str, Any]:
+    """Sum every shard's counts; per-stage seconds are summed too (task time, not wall time)."""
+    totals: dict[str, Any] = {key: 0 for key in SUMMED}
+    merged: dict[str, Counter[str]] = {key: Counter() for key in MERGED}
+    seconds: Counter[str] = Counter()
+    for result in results:
+        for key in SUMMED:
+            totals[key] += int(result.stats.get(key, 0) or 0)
+        for key in MERGED:
+            merged[key].update({str(k): int(v) for k, v in (result.stats.get(key) or {}).items()})
+        seconds.update(result.seconds)
+    totals.update({key: dict(counter) for key, counter in merged.items()})
+    totals["shard_task_seconds"] = {k: round(v, 3) for k, v in seconds.items()}
+    return totals
+
+
+def _counts(series: pl.Series) -> dict[str, int]:
+    counts = series.drop_nulls().value_counts()
+    name = series.name
+    return {str(row[name]): int(row["count"]) for row in counts.iter_rows(named=True)}
+
+
+def published_stats(table: pl.DataFrame) -> dict[str, Any]:
+    """Per-funnel counts and tenant/system/tool coverage of the published cases."""
+    if table.height == 0:
+        return {"published": 0, "published_per_funnel": {}, "coverage": {}}
+    funnels = _counts(table.select(pl.col("funnels").explode().alias("funnel")).to_series())
+    steps = table.select(pl.col("case_id"), pl.col("steps")).explode("steps").unnest("steps")
+    # A case counts once per tool / system it uses, however often it calls it.
+    tools = steps.select("case_id", "name").unique().get_column("name")
+    systems = steps.select("case_id", "system").unique().get_column("system")
+    return {
+        "published": table.height,
+        "published_per_funnel": funnels,
+        "coverage": {
+            "tenant": _counts(table.get_column("tenant_id")),
+            "system": _counts(systems),
+            "tool": _counts(tools),
+        },
+    }
+
+
+def change_against(
+    parent: str | None, parent_ids: set[str] | None, ids: set[str]
+) -> dict[str, Any]:
+    """How this version's case ids differ from the parent version's."""
+    if parent is None or parent_ids is None:
+        return {"parent": None}
+    return {
+        "parent": parent,
+        "added": len(ids - parent_ids),
+        "removed": len(parent_ids - ids),
+        "kept": len(ids & parent_ids),
+    }

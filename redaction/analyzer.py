@@ -1,0 +1,166 @@
+"""The free-text analyzer: Presidio's ``AnalyzerEngine`` with a curated registry, built once.
+
+Why curated: the default registry misfires on agent data (US_DRIVER_LICENSE and US_BANK_NUMBER on
+order and card numbers, MEDICAL_LICENSE on IBAN fragments, UK_NHS on US phones, PHONE_NUMBER on
+amounts and IPs) and is slow. Why ``no_op``: NER needs a model, and nothing here may depend on
+downloading one; when ``ner_model`` names an installed spaCy pipeline (package or directory) it
+is used, with the ``labels_to_ignore`` of Presidio's own default configuration.
+
+Each recognizer's pre-filter decides which entity types a string is even asked about; a string
+no pre-filter matches is never sent to Presidio.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import yaml  # noqa: E402
+from presidio_analyzer import AnalyzerEngine, RecognizerRegistry  # noqa: E402
+from presidio_analyzer.nlp_engine import (  # noqa: E402
+    NerModelConfiguration,
+    NlpEngine,
+    NoOpNlpEngine,
+    SpacyNlpEngine,
+)
+from presidio_analyzer.predefined_recognizers import SpacyRecognizer  # noqa: E402
+
+from golden_distill.redaction.config import RedactionConfig  # noqa: E402
+from golden_distill.redaction.recognizers import SPECS  # noqa: E402
+
+LANGUAGE = "en"
+#: A BANK_CARD span that another, more specific recognizer also claims is dropped.
+_BANK_CARD_YIELDS_TO = frozenset({"CREDIT_CARD", "CN_RESIDENT_ID"})
+
+
+class AnalyzerSetupError(RuntimeError):
+    """The analyzer cannot be built as configured (e.g. a missing NER model)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    entity_type: str
+    start: int
+    end: int
+    score: float
+
+
+def presidio_default_labels_to_ignore() -> list[str]:
+    """``labels_to_ignore`` from Presidio's shipped default NLP configuration."""
+    import presidio_analyzer
+
+    conf = Path(presidio_analyzer.__file__).parent / "conf" / "default.yaml"
+    data = yaml.safe_load(conf.read_text(encoding="utf-8")) or {}
+    return list((data.get("ner_model_configuration") or {}).get("labels_to_ignore") or [])
+
+
+def _ner_engine(model: str) -> NlpEngine:
+    import spacy
+
+    if not (spacy.util.is_package(model) or Path(model).exists()):
+        # SpacyNlpEngine would try to download it: never do that
+        raise AnalyzerSetupError(
+            f"redaction.ner_model {model!r} is neither an installed spaCy package nor a "
+            "directory; install it or unset ner_model (models are never downloaded)"
+        )
+    engine = SpacyNlpEngine(
+        models=[{"lang_code": LANGUAGE, "model_name": model}],
+        ner_model_configuration=NerModelConfiguration(
+            labels_to_ignore=presidio_default_labels_to_ignore()
+        ),
+    )
+    engine.load()
+    return engine
+
+
+class TextAnalyzer:
+    """Finds personal values in free text; ``analyze_many`` batches (NER pipes in batches)."""
+
+    def __init__(self, config: RedactionConfig) -> None:
+        specs = [SPECS[name] for name in config.recognizers]
+        recognizers = [spec.build(config) for spec in specs]
+        self.ner_entities: tuple[str, ...] = ()
+        if config.ner_model:
+            nlp_engine = _ner_engine(config.ner_model)
+            self.ner_entities = tuple(config.ner_entities)
+            recognizers.append(
+                SpacyRecognizer(
+                    supported_language=LANGUAGE, supported_entities=list(self.ner_entities)
+                )
+            )
+        else:
+            nlp_engine = NoOpNlpEngine(models=[{"lang_code": LANGUAGE, "model_name": "no_op"}])
+            nlp_engine.load()
+        registry = RecognizerRegistry(recognizers=recognizers, supported_languages=[LANGUAGE])
+        self.engine = AnalyzerEngine(
+            registry=registry, nlp_engine=nlp_engine, supported_languages=[LANGUAGE]
+        )
+        self.nlp_engine = nlp_engine
+        self.prefilters = [(spec.prefilter, spec.entities) for spec in specs]
+        self.entities = sorted(
+            {e for spec in specs for e in spec.entities} | set(self.ner_entities)
+        )
+
+    def candidate_entities(self, text: str) -> list[str]:
+        """Entity types worth asking Presidio about for ``text`` (empty: skip it)."""
+        found: list[str] = []
+        for prefilter, entities in self.prefilters:
+            if prefilter.search(text):
+                found.extend(e for e in entities if e not in found)
+        if self.ner_entities and sum(ch.isalpha() for ch in text[:64]) >= 2:
+            found.extend(e for e in self.ner_entities if e not in found)
+        return found
+
+    def analyze(self, text: str, threshold: float) -> list[Finding]:
+        entities = self.candidate_entities(text)
+        if not entities:
+            return []
+        return self._run(text, entities, threshold, None)
+
+    def analyze_many(self, texts: list[str], threshold: float) -> dict[str, list[Finding]]:
+        """Findings per distinct text; texts no pre-filter matches map to ``[]``."""
+        out: dict[str, list[Finding]] = {}
+        todo: list[tuple[str, list[str]]] = []
+        for text in dict.fromkeys(texts):
+            entities = self.candidate_entities(text)
+            if entities:
+                todo.append((text, entities))
+            else:
+                out[text] = []
+        if self.ner_entities and todo:
+            artifacts = self.nlp_engine.process_batch([t for t, _ in todo], LANGUAGE)
+            for (text, entities), (_, nlp_artifacts) in zip(todo, artifacts, strict=True):
+                out[text] = self._run(text, entities, threshold, nlp_artifacts)
+        else:
+            for text, entities in todo:
+                out[text] = self._run(text, entities, threshold, None)
+        return out
+
+    def _run(
+        self, text: str, entities: list[str], threshold: float, nlp_artifacts: object
+    ) -> list[Finding]:
+        results = self.engine.analyze(
+            text=text,
+            language=LANGUAGE,
+            entities=entities,
+            score_threshold=threshold,
+            nlp_artifacts=nlp_artifacts,
+        )
+        findings = [Finding(r.entity_type, r.start, r.end, r.score) for r in results]
+        return _dedupe_bank_cards(findings)
+
+
+def _dedupe_bank_cards(findings: list[Finding]) -> list[Finding]:
+    if not any(f.entity_type == "BANK_CARD" for f in findings):
+        return findings
+    strong = [f for f in findings if f.entity_type in _BANK_CARD_YIELDS_TO]
+    return [
+        f
+        for f in findings
+        if f.entity_type != "BANK_CARD"
+        or not any(s.start < f.end and f.start < s.end for s in strong)
+    ]

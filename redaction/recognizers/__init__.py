@@ -1,0 +1,41 @@
+"""Curated recognizers, one per file; ``SPECS`` maps a config name to its spec."""
+
+from __future__ import annotations
+
+from golden_distill.redaction.recognizers import (
+    api_key,
+    bank_card,
+    bearer_token,
+    cn_mobile,
+    cn_resident_id,
+    credit_card,
+    email,
+    iban,
+    introduced_name,
+    ip_address,
+    password_assignment,
+    phone,
+    private_key_block,
+)
+from golden_distill.redaction.recognizers.base import RecognizerSpec
+
+SPECS: dict[str, RecognizerSpec] = {
+    module.SPEC.name: module.SPEC
+    for module in (
+        email,
+        phone,
+        credit_card,
+        iban,
+        ip_address,
+        cn_resident_id,
+        cn_mobile,
+        bank_card,
+        api_key,
+        bearer_token,
+        password_assignment,
+        private_key_block,
+        introduced_name,
+    )
+}
+
+__all__ = ["SPECS", "RecognizerSpec"]

@@ -1,0 +1,54 @@
+"""Names introduced in free text: "I'm Mei Brown", "my name is ...", "我叫张伟", "我是某公司的张伟".
+
+Without an NER model (none may be downloaded) a name that appears only in a user's message would
+pass untouched. These cues are precise enough to propagate: English needs a capitalised full
+name (two or three words) right after an introduction cue, Chinese two or three Han characters
+after 我叫 / 我是 (ending at punctuation) or after 我是<organisation>的. The value found is then
+scrubbed everywhere in the case, like any other personal value.
+"""
+
+from __future__ import annotations
+
+import re
+
+from presidio_analyzer import Pattern, PatternRecognizer
+
+from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, RecognizerSpec
+
+_EN_CUE = (
+    r"(?i:\bI'm|\bI am|\bmy name is|\bname's|\bthis is|\bthe user,?|\bthe customer,?"
+    r"|\bpassenger|\bcustomer|\bdear|\bMr\.?|\bMrs\.?|\bMs\.?|\bDr\.?)"
+)
+_EN_NAME = r"[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?(?: [A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?){1,2}"
+_HAN_NAME = r"[\u4e00-\u9fff]{2,3}"
+_HAN_END = r"(?=[，。,.!！?？\s]|$)"
+
+
+class IntroducedNameRecognizer(PatternRecognizer):
+    PATTERNS = [
+        Pattern("en_introduced_name", rf"(?<={_EN_CUE}[ \t]{{1,3}}){_EN_NAME}\b", 0.6),
+        Pattern("zh_called", rf"(?<=我叫|我的名字是|本人){_HAN_NAME}{_HAN_END}", 0.6),
+        Pattern("zh_i_am", rf"(?<=我是){_HAN_NAME}{_HAN_END}", 0.5),
+        Pattern("zh_i_am_of", rf"(?<=我是[^，。,\s]{{1,30}}的){_HAN_NAME}{_HAN_END}", 0.6),
+        Pattern("zh_role", rf"(?<=客户|员工|顾客|联系人){_HAN_NAME}(?=的|{_HAN_END})", 0.5),
+        Pattern("zh_greeting", rf"(?<![\u4e00-\u9fff]){_HAN_NAME}(?=您好)", 0.5),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(
+            supported_entity="PERSON",
+            name="IntroducedNameRecognizer",
+            patterns=self.PATTERNS,
+            global_regex_flags=CASE_SENSITIVE,
+        )
+
+
+SPEC = RecognizerSpec(
+    name="introduced_name",
+    entities=("PERSON",),
+    prefilter=re.compile(
+        r"(?i)\bI'm |\bI am |name is|name's|this is|the user|the customer|passenger|customer|"
+        r"dear|\bM(?:r|rs|s)\b|\bDr\b|我叫|我是|我的名字|本人|客户|员工|顾客|联系人|您好"
+    ),
+    build=lambda cfg: IntroducedNameRecognizer(),
+)

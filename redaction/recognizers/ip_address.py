@@ -1,0 +1,16 @@
+"""IP addresses (v4 and v6): Presidio's recognizer."""
+
+from __future__ import annotations
+
+import re
+
+from presidio_analyzer.predefined_recognizers import IpRecognizer
+
+from golden_distill.redaction.recognizers.base import RecognizerSpec
+
+SPEC = RecognizerSpec(
+    name="ip_address",
+    entities=("IP_ADDRESS",),
+    prefilter=re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}::?[0-9A-Fa-f]{1,4}:"),
+    build=lambda cfg: IpRecognizer(),
+)

@@ -1,0 +1,94 @@
+"""Verification after scrubbing: fail closed.
+
+A scrubbed case is re-scanned before it may be published. It goes to quarantine (with entity
+types, never values) when: a JSON field that parsed before no longer parses; a value the case
+knew to be personal (or a key) still appears anywhere; or the recognizers find anything at or
+above the verification threshold that is not one of the substitutes this step wrote itself (a
+format-kept 16-digit key pseudonym may pass Luhn by chance: that is not personal data).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import orjson
+
+from golden_distill.redaction.analyzer import Finding
+from golden_distill.redaction.propagation import Propagator
+from golden_distill.redaction.walker import iter_keys, iter_leaves
+
+UNPARSEABLE = "unparseable_after_redaction"
+RESIDUAL_KNOWN_VALUE = "residual_known_value"
+RESIDUAL_PII = "residual_pii"
+
+#: Value tokens written by ``pseudonym.value_token``: ignored when looking for leftovers.
+_VALUE_TOKEN = re.compile(r"<[A-Z][A-Z0-9_]*_[0-9a-f]{8}>")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    reason: str | None
+    entity_types: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+@dataclass(frozen=True, slots=True)
+class ScrubbedField:
+    text: str
+    was_json: bool
+
+
+def _strings(fields: Iterable[ScrubbedField]) -> Iterator[str]:
+    for f in fields:
+        if f.was_json:
+            value = orjson.loads(f.text)
+            for _, leaf in iter_leaves(value):
+                if isinstance(leaf, str):
+                    yield leaf
+            yield from iter_keys(value)
+        else:
+            yield f.text
+
+
+def verify_scrubbed(
+    fields: list[ScrubbedField],
+    propagator: Propagator,
+    findings_of: Callable[[list[str]], dict[str, list[Finding]]],
+    threshold: float,
+    non_personal: set[str] | frozenset[str] = frozenset(),
+) -> Verdict:
+    """Re-scan the scrubbed fields of one case; ``Verdict.ok`` means it may be published."""
+    for f in fields:
+        if f.was_json:
+            try:
+                orjson.loads(f.text)
+            except orjson.JSONDecodeError:
+                return Verdict(UNPARSEABLE)
+    strings = [s for s in dict.fromkeys(_strings(fields)) if s]
+
+    leftovers: set[str] = set()
+    if propagator.pattern is not None:
+        for s in strings:
+            for _, _, label in propagator.find(_VALUE_TOKEN.sub(" ", s)):
+                leftovers.add(label)
+    if leftovers:
+        return Verdict(RESIDUAL_KNOWN_VALUE, tuple(sorted(leftovers)))
+
+    emitted = propagator.emitted
+    residual: set[str] = set()
+    for text, found in findings_of(strings).items():
+        for f in found:
+            if f.score < threshold:
+                continue
+            span = text[f.start : f.end]
+            if span in non_personal or any(span in sub for sub in emitted):
+                continue
+            residual.add(f.entity_type)
+    if residual:
+        return Verdict(RESIDUAL_PII, tuple(sorted(residual)))
+    return Verdict(None)

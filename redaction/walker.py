@@ -1,0 +1,153 @@
+"""A JSON-aware walker over the text-bearing fields of a case, editing JSON at token level.
+
+Why not presidio-structured: 0.0.10 crashes on lists of objects, misses lists of strings and
+collapses list values under one key path. Why token level: re-serialising parsed JSON changes
+bytes that replay and reviewers rely on (``120.50`` becomes ``120.5``, big integers overflow,
+escapes change). So reading uses a fast parse (orjson) to find leaves and their key paths, and
+writing re-emits only the string (or, for keys, number) tokens that change; every other byte of
+the recorded JSON text (numbers, booleans, whitespace, key order) is kept exactly.
+
+A *slot* is one text-bearing field of a case row (``steps[3].response``...), either JSON text or
+plain text. JSON fields that do not parse are treated as plain text, which is what they are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+Path = tuple[str, ...]
+
+#: JSON tokens: strings, punctuation, literals (numbers, true/false/null), whitespace.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+
+
+@dataclass(slots=True)
+class Slot:
+    """One text-bearing field: where it is (for messages), its text and whether it is JSON."""
+
+    location: str
+    text: str
+    is_json: bool
+    parsed: Any = None  # the parsed value when is_json
+
+
+def make_slot(location: str, text: str, json_expected: bool) -> Slot:
+    if json_expected:
+        try:
+            return Slot(location, text, True, orjson.loads(text))
+        except orjson.JSONDecodeError:
+            pass
+    return Slot(location, text, False)
+
+
+def nested_json(value: str) -> Any:
+    """The parsed value of a string that is itself JSON (a chat tool reply, call arguments),
+    or ``None``. Only objects and arrays count: "42" stays a string."""
+    if len(value) < 2 or value[0] not in "{[" or value[-1] not in "}]":
+        return None
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def iter_leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """(key path, leaf) for every string and number; list items take their list's key.
+    Strings holding JSON are walked as JSON, under the path of the string."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from iter_leaves(v, (*path, k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from iter_leaves(v, path)
+    elif isinstance(value, str):
+        inner = nested_json(value)
+        if inner is None:
+            yield path, value
+        else:
+            yield from iter_leaves(inner, path)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield path, value
+
+
+def iter_keys(value: Any) -> Iterator[str]:
+    """Every object key (some recorders key objects by id: ``payment_methods: {pm_1: ...}``)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from iter_keys(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from iter_keys(v)
+    elif isinstance(value, str):
+        inner = nested_json(value)
+        if inner is not None:
+            yield from iter_keys(inner)
+
+
+def _decode(token: str) -> str:
+    return token[1:-1] if "\\" not in token else json.loads(token)
+
+
+def _encode(value: str) -> str:
+    return orjson.dumps(value).decode()
+
+
+def rewrite_json_text(
+    text: str,
+    on_string: Callable[[str, Callable[[], Path]], str],
+    on_number: Callable[[str, Path], str | None] | None = None,
+) -> str:
+    """Re-emit ``text`` (valid JSON) with strings (values and keys) passed through
+    ``on_string(value, path_fn)`` and, when given, number tokens through
+    ``on_number(token, path)`` (``None`` keeps the token). ``path_fn()`` gives the key path of
+    the string being visited (call it at once: it reads the walker's live state). Untouched
+    tokens are copied byte for byte."""
+    out: list[str] = []
+    stack: list[list[Any]] = []  # [is_object, current_key]
+    expect_key = False
+
+    def path_fn() -> Path:
+        return tuple(frame[1] for frame in stack if frame[0])
+
+    for match in _TOKEN.finditer(text):
+        tok = match.group(0)
+        c = tok[0]
+        if c == '"':
+            value = _decode(tok)
+            if expect_key:
+                stack[-1][1] = value
+            new = on_string(value, path_fn)
+            out.append(tok if new == value else _encode(new))
+            continue
+        if c == "{":
+            stack.append([True, None])
+            expect_key = True
+        elif c == "[":
+            stack.append([False, None])
+            expect_key = False
+        elif c in "}]":
+            stack.pop()
+            expect_key = False
+        elif c == ":":
+            expect_key = False
+        elif c == ",":
+            expect_key = bool(stack) and stack[-1][0]
+        elif on_number is not None and (c.isdigit() or c == "-"):
+            new_tok = on_number(tok, path_fn())
+            if new_tok is not None:
+                out.append(new_tok)
+                continue
+        out.append(tok)
+    return "".join(out)
+
+
+def number_text(value: int | float) -> str:
+    """The text a parsed JSON number is matched by (ints exactly; floats by repr)."""
+    return str(value)

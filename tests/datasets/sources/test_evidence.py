@@ -1,0 +1,382 @@
+"""Evidence tables adapter: SQLite, PostgreSQL and Parquet/CSV folders -> cases, and back."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from golden_distill.datasets.case import Agent, Case, Chunk, Context, Intent, Outcome, Step
+from golden_distill.datasets.quarantine import Quarantine, read_quarantine
+from golden_distill.datasets.schema import CASE_SCHEMA, make_case_id
+from golden_distill.datasets.sources.base import ReadStats, SourceError
+from golden_distill.datasets.sources.chat import ChatAdapter
+from golden_distill.datasets.sources.config import IngestConfig
+from golden_distill.datasets.sources.evidence import EvidenceAdapter
+from golden_distill.datasets.sources.evidence_sql import redact_url
+from golden_distill.datasets.sources.evidence_writer import export_evidence
+from golden_distill.datasets.sources.registry import ADAPTERS
+
+FIXTURES = Path(__file__).parent / "fixtures"
+AIRLINE = (
+    Path(__file__).resolve().parents[4]
+    / "shared"
+    / "realdata"
+    / "tau-bench"
+    / "historical_trajectories"
+    / "gpt-4o-airline.json"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def read_all(uri: str, tmp_path: Path, config: IngestConfig | None = None):
+    qpath = tmp_path / f"q-{uuid.uuid4().hex}.jsonl"
+    quarantine = Quarantine(qpath)
+    stats = ReadStats()
+    rows = list(EvidenceAdapter(config).read(uri, quarantine, stats))
+    quarantine.close()
+    return rows, read_quarantine(qpath), stats
+
+
+def load_sql_fixture(execute) -> None:
+    script = (FIXTURES / "evidence_broken.sql").read_text()
+    lines = [line for line in script.splitlines() if not line.startswith("--")]
+    for statement in "\n".join(lines).split(";"):
+        if statement.strip():
+            execute(statement)
+
+
+@pytest.fixture
+def pg_url():
+    """A private schema on the test PostgreSQL server (started by tests/services/postgres.sh)."""
+    base = os.environ.get("GOLDEN_TEST_POSTGRES_URL")
+    if not base:
+        if os.environ.get("CI"):
+            pytest.fail(
+                "GOLDEN_TEST_POSTGRES_URL is not set: tests/services/postgres.sh did not run"
+            )
+        pytest.skip("no PostgreSQL here: run `make test` or source tests/services/postgres.sh")
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in base else "?"
+    yield f"{base}{sep}options=-csearch_path%3D{schema}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def sqlite_fixture(tmp_path: Path) -> str:
+    path = tmp_path / "evidence.db"
+    with sqlite3.connect(path) as conn:
+        load_sql_fixture(conn.execute)
+    return f"sqlite:///{path}"
+
+
+def postgres_fixture(url: str) -> str:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        load_sql_fixture(conn.execute)
+    return url
+
+
+def rich_cases() -> list[dict]:
+    """Cases with every field the evidence tables can carry filled, plus sparse ones."""
+    t0 = datetime(2026, 11, 28, 2, 14, 0, 123000, tzinfo=UTC)
+    full = Case(
+        case_id=make_case_id("native", "r-1"),
+        trace_id="tr-1",
+        session_id="s-4",
+        turn_index=2,
+        tenant_id="t-9",
+        user_id="u-7",
+        recorded_at=t0,
+        agent=Agent(
+            "2.3.1", "provider/model", '{"temperature":0,"top_p":1,"seed":3}', "sha256:ab", "{}"
+        ),
+        user_input="refund ORD-1 please",
+        intent=Intent("refund", 0.93),
+        context=Context(
+            messages='[{"role":"user","content":"hi"}]',
+            memory='{"tier":"gold"}',
+            retrieved_chunks=[
+                Chunk("Refunds take 5 days", "kb@41", "refund"),
+                Chunk("x", None, None),
+            ],
+            env_versions='{"erp_api":"v7"}',
+            baseline_state='{"order:ORD-1":"PENDING"}',
+        ),
+        steps=[
+            Step(
+                0,
+                "tool",
+                "erp_get_order",
+                1,
+                "ok",
+                None,
+                '{"orderId":"ORD-1"}',
+                None,
+                '{"amount":120.5}',
+                None,
+                False,
+                "ERP",
+                83,
+                12,
+                t0,
+            ),
+            Step(
+                1,
+                "tool",
+                "erp_refund",
+                1,
+                "error",
+                0,
+                '{"orderId":"ORD-1","amount":120.5}',
+                None,
+                None,
+                "upstream 503",
+                True,
+                "FINANCE",
+                3000,
+                None,
+                t0,
+            ),
+            Step(
+                2,
+                "model",
+                "llm",
+                1,
+                "ok",
+                None,
+                None,
+                None,
+                '"thinking"',
+                None,
+                None,
+                None,
+                900,
+                300,
+                None,
+            ),
+            Step(
+                3,
+                "handoff",
+                "escalate",
+                1,
+                "timeout",
+                None,
+                "{}",
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+            ),
+        ],
+        outcome=Outcome("done", "REFUNDED", "success", False, None, True, 1.0),
+    ).to_row()
+    sparse = Case(case_id=make_case_id("native", "r-2"), trace_id="tr-2").to_row()
+    no_context = Case(
+        case_id=make_case_id("native", "r-3"),
+        trace_id="tr-3",
+        steps=[Step(0, "tool", "transfer_to_human_agents", 1)],
+        outcome=Outcome(handoff=True, handoff_reason="asked"),
+    ).to_row()
+    return [full, sparse, no_context]
+
+
+def finish_hashes(rows: list[dict]) -> list[dict]:
+    """Give hand-built steps the argument hash every reader computes (default volatile keys)."""
+    from golden_distill.datasets.canonical_json import canonical_args_sha256
+
+    for row in rows:
+        for step in row["steps"]:
+            if step["arguments"] is not None:
+                step["canonical_args_sha256"] = canonical_args_sha256(step["arguments"])
+    return rows
+
+
+def assert_same_cases(original: list[dict], back: list[dict]) -> None:
+    assert len(back) == len(original)
+    by_id = {r["case_id"]: Case.from_row(r) for r in original}
+    for row in back:
+        case = Case.from_row(row)
+        assert case.source.format == "evidence"
+        assert case.source.source_record_id == case.trace_id
+        expected = by_id[case.case_id]
+        case.source = expected.source
+        assert case == expected
+
+
+@pytest.fixture(scope="module")
+def airline_cases() -> list[dict]:
+    return list(ChatAdapter().read(str(AIRLINE), Quarantine(), ReadStats()))
+
+
+# ---------------------------------------------------------------------------------------------
+# broken fixtures: the same hand-written tables from SQLite, PostgreSQL and CSV files
+
+
+def check_broken_fixture(uri: str, tmp_path: Path) -> None:
+    rows, entries, stats = read_all(uri, tmp_path)
+    assert [r["trace_id"] for r in rows] == ["t1", "t2", "t5", "t6"]
+    assert sorted(e["reason"] for e in entries) == sorted(
+        [
+            "null_required",  # session row without trace id
+            "null_required",  # t3: call with NULL tool_name
+            "null_required",  # call c8 without trace id
+            "malformed_arguments",  # t4
+            "duplicate_trace",  # second t5
+            "orphan_call",  # c7 -> ghost
+            "orphan_snapshot",  # snap-x -> ghost2
+        ]
+    )
+    details = " ".join(e["detail"] for e in entries)
+    assert "ghost" in details and "c5" in details and "c6" in details
+    assert "refund order 7" not in details  # no record text in details
+    assert all("raw" in e for e in entries)  # nothing lost
+    pa.Table.from_pylist(rows, schema=CASE_SCHEMA)
+
+    t1, t2, t5, t6 = rows
+    assert [s["name"] for s in t1["steps"]] == [
+        "erp_get_order",
+        "erp_get_order",
+        "erp_refund_order",
+    ]
+    assert [s["seq"] for s in t1["steps"]] == [0, 1, 2]
+    assert [s["status"] for s in t1["steps"]] == ["ok", "timeout", "ok"]
+    assert [s["occurrence"] for s in t1["steps"]] == [1, 2, 1]
+    assert [s["system"] for s in t1["steps"]] == ["ERP", "ERP", "ERP"]
+    assert json.loads(t1["steps"][1]["response"]) == "upstream timed out"
+    assert t1["steps"][0]["latency_ms"] == 83
+    assert t1["steps"][0]["started_at"] == datetime(2026, 11, 28, 2, 14, 1, tzinfo=UTC)
+    assert t1["recorded_at"] == datetime(2026, 11, 28, 2, 14, 0, 123000, tzinfo=UTC)
+    assert t1["intent"] == {"name": "refund", "confidence": 0.93}
+    assert t1["user_input"] == "refund order 7"
+    assert json.loads(t1["agent"]["model_params"]) == {
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "max_tokens": 512,
+    }
+    assert t1["agent"]["system_prompt_version"].startswith("sha256:")
+    assert t1["context"]["retrieved_chunks"] == [
+        {"text": "Refunds take 5 days", "index_snapshot_id": "kb@41", "query": "refund time"}
+    ]
+    assert json.loads(t1["context"]["memory"]) == {"tier": "gold"}
+    assert t1["outcome"]["status"] == "success"
+    assert t1["case_id"] == make_case_id("evidence", "t1")
+
+    assert t2["context"]["messages"] is None and t2["agent"]["model_params"] is None  # no snapshot
+    assert t2["steps"][0]["kind"] == "handoff" and t2["steps"][0]["status"] == "error"
+    assert t2["outcome"]["handoff"] is True
+    assert t5["user_input"] == "first copy"
+    assert t6["steps"] == [] and t6["session_id"] is None
+    assert stats.cases == 4
+    assert stats.extra["traces_without_snapshot"] == 3
+
+
+def test_registered_under_evidence() -> None:
+    assert ADAPTERS["evidence"] is EvidenceAdapter
+
+
+def test_sqlite_broken_fixture(tmp_path) -> None:
+    check_broken_fixture(sqlite_fixture(tmp_path), tmp_path)
+
+
+def test_csv_folder_broken_fixture(tmp_path) -> None:
+    check_broken_fixture(str(FIXTURES / "evidence_csv"), tmp_path)
+
+
+@pytest.mark.postgres
+def test_postgres_broken_fixture(tmp_path, pg_url) -> None:
+    check_broken_fixture(postgres_fixture(pg_url), tmp_path)
+
+
+def test_small_chunks_read_everything_in_order(tmp_path, airline_cases) -> None:
+    url = f"sqlite:///{tmp_path / 'ev.db'}"
+    export_evidence(airline_cases, url)
+    export_evidence(airline_cases, str(tmp_path / "pq"))
+    config = IngestConfig(sql_chunk_traces=7, evidence_bucket_rows=100)
+    sql_rows, _, _ = read_all(url, tmp_path, config)
+    file_rows, _, _ = read_all(str(tmp_path / "pq"), tmp_path, config)
+    trace_ids = sorted(c["trace_id"] for c in airline_cases)
+    assert [r["trace_id"] for r in sql_rows] == trace_ids
+    assert sorted(r["trace_id"] for r in file_rows) == trace_ids
+    assert [r["source"]["position"] for r in sql_rows] == list(range(1, 201))
+
+
+# ---------------------------------------------------------------------------------------------
+# round trips: cases -> tables -> equal cases
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "parquet", "csv"])
+def test_round_trip_files_and_sqlite(tmp_path, kind, airline_cases) -> None:
+    cases = finish_hashes(rich_cases()) + airline_cases
+    target = f"sqlite:///{tmp_path / 'ev.db'}" if kind == "sqlite" else str(tmp_path / kind)
+    counts = export_evidence(cases, target, file_format="csv" if kind == "csv" else "parquet")
+    assert counts.rows["session_trace"] == len(cases)
+    back, entries, _ = read_all(target, tmp_path)
+    assert entries == []
+    assert_same_cases(cases, back)
+
+
+@pytest.mark.postgres
+def test_round_trip_postgres(tmp_path, pg_url, airline_cases) -> None:
+    cases = finish_hashes(rich_cases()) + airline_cases
+    counts = export_evidence(cases, pg_url)
+    assert counts.rows["tool_call_trace"] == sum(len(c["steps"]) for c in cases)
+    back, entries, _ = read_all(pg_url, tmp_path, IngestConfig(sql_chunk_traces=16))
+    assert entries == []
+    assert_same_cases(cases, back)
+
+
+# ---------------------------------------------------------------------------------------------
+# sniffing and whole-input errors
+
+
+def test_sniff(tmp_path) -> None:
+    export_evidence(rich_cases(), str(tmp_path / "pq"))
+    assert EvidenceAdapter.sniff("sqlite:///x.db", b"")
+    assert EvidenceAdapter.sniff("postgresql://u@h/db", b"")
+    assert EvidenceAdapter.sniff(str(tmp_path / "pq"), b"")
+    assert EvidenceAdapter.sniff(str(tmp_path / "pq" / "session_trace.parquet"), b"PAR1")
+    assert EvidenceAdapter.sniff(str(FIXTURES / "evidence_csv"), b"")
+    assert not EvidenceAdapter.sniff(str(FIXTURES), b"")
+    assert not EvidenceAdapter.sniff(str(FIXTURES / "chat_mixed.jsonl"), b'{"messages": []}')
+    assert not EvidenceAdapter.sniff("s3://bucket/x.jsonl", b"{")
+
+
+def test_unusable_inputs_raise_clear_errors(tmp_path) -> None:
+    with pytest.raises(SourceError, match="no such SQLite"):
+        read_all(f"sqlite:///{tmp_path / 'missing.db'}", tmp_path)
+    empty = tmp_path / "empty.db"
+    sqlite3.connect(empty).close()
+    with pytest.raises(SourceError, match="session_trace not found"):
+        read_all(f"sqlite:///{empty}", tmp_path)
+    with pytest.raises(SourceError, match="session_trace"):
+        read_all(str(tmp_path), tmp_path)
+
+
+def test_password_never_shown() -> None:
+    shown = redact_url("postgresql://alice:s3cret@db.example:5432/evidence")
+    assert "s3cret" not in shown and "alice" in shown and "db.example:5432" in shown
+
+
+def test_postgres_connection_error_hides_password(tmp_path) -> None:
+    with pytest.raises(SourceError) as info:
+        read_all("postgresql://alice:s3cret@127.0.0.1:1/nowhere?connect_timeout=2", tmp_path)
+    assert "s3cret" not in str(info.value)

@@ -1,0 +1,38 @@
+"""Same seed and arguments, same bytes; another seed, another corpus."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+def _digests(out: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())}
+
+
+@pytest.mark.parametrize("compress", [None, "gz", "zst"])
+def test_same_seed_same_bytes(corpus_factory: Callable[..., Path], compress: str | None) -> None:
+    kwargs = {"sessions": 120, "seed": 5, "shards": 2, "compress": compress}
+    first = _digests(corpus_factory("det_a", **kwargs))
+    second = _digests(corpus_factory("det_b", **kwargs))
+    assert first == second
+    assert any(name.startswith("recordings-") for name in first)
+    assert "_truth.json" in first and "_truth.records.jsonl" in first
+
+
+def test_different_seed_differs(corpus_factory: Callable[..., Path]) -> None:
+    a = _digests(corpus_factory("seed_a", sessions=60, seed=1))
+    b = _digests(corpus_factory("seed_b", sessions=60, seed=2))
+    assert a["recordings-0000.jsonl"] != b["recordings-0000.jsonl"]
+    assert a["_truth.records.jsonl"] != b["_truth.records.jsonl"]
+
+
+def test_rerun_into_same_dir_leaves_no_stale_shard(corpus_factory: Callable[..., Path]) -> None:
+    from golden_distill.datasets.synthetic import generate_corpus
+
+    out = corpus_factory("rerun", sessions=40, seed=3, shards=3, compress="gz")
+    generate_corpus(out, sessions=40, seed=3, shards=1, compress="gz", oversized_limit=32768)
+    assert sorted(p.name for p in out.glob("recordings-*")) == ["recordings-0000.jsonl.gz"]

@@ -1,0 +1,92 @@
+"""Shard cache keys and shard discovery: what invalidates a cached shard, and what does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
+from golden_distill.flows.config import PipelineConfig
+from golden_distill.flows.source_files import (
+    SourceNotFound,
+    discover_shards,
+    display_uri,
+    expand_sources,
+)
+
+BASE = {
+    "fingerprint": "a" * 64,
+    "config_sha256": "c" * 64,
+    "version": "0.1.0+abc",
+    "key_id": "k_1",
+    "window": (None, None),
+}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"fingerprint": "b" * 64},
+        {"config_sha256": "d" * 64},
+        {"version": "0.1.0+abd"},
+        {"key_id": "k_2"},
+        {"window": ("2026-11-28T00:00:00+00:00", None)},
+    ],
+)
+def test_every_input_of_the_key_changes_it(change):
+    assert shard_cache_key(**BASE) != shard_cache_key(**{**BASE, **change})
+    assert shard_cache_key(**BASE) == shard_cache_key(**dict(BASE))
+
+
+def test_run_and_publish_settings_do_not_invalidate_shards():
+    base = PipelineConfig()
+    moved = PipelineConfig.model_validate(
+        {"run": {"task_runner": "dask", "max_parallel_shards": 8}, "publish": {"set_name": "x"}}
+    )
+    assert shard_config_sha256(base) == shard_config_sha256(moved)
+    changed = PipelineConfig.model_validate({"ingest": {"batch_rows": 17}})
+    assert shard_config_sha256(base) != shard_config_sha256(changed)
+
+
+def test_pipeline_version_names_package_and_code():
+    version = pipeline_version()
+    assert version.startswith("0.") and "+" in version
+
+
+def test_folder_sources_skip_truth_and_hidden_files(tmp_path: Path):
+    (tmp_path / "recordings-0000.jsonl").write_text("{}\n")
+    (tmp_path / "recordings-0001.jsonl.gz").write_bytes(b"x")
+    (tmp_path / "_truth.json").write_text("{}")
+    (tmp_path / ".hidden.jsonl").write_text("{}")
+    (tmp_path / "notes.txt").write_text("x")
+    found = [Path(p).name for p in expand_sources([str(tmp_path)])]
+    assert found == ["recordings-0000.jsonl", "recordings-0001.jsonl.gz"]
+    globbed = expand_sources([str(tmp_path / "recordings-*.jsonl"), str(tmp_path)])
+    assert len(globbed) == 2  # each input once
+
+
+def test_missing_sources_are_errors(tmp_path: Path):
+    with pytest.raises(SourceNotFound, match="no such file"):
+        expand_sources([str(tmp_path / "nope.jsonl")])
+    with pytest.raises(SourceNotFound, match="no recording"):
+        expand_sources([str(tmp_path)])
+    with pytest.raises(SourceNotFound, match="matches no file"):
+        expand_sources([str(tmp_path / "*.jsonl")])
+
+
+def test_fingerprint_follows_content_not_name_or_time(tmp_path: Path):
+    a = tmp_path / "a.jsonl"
+    a.write_text('{"x": 1}\n')
+    first = discover_shards([str(a)])[0].fingerprint
+    a.write_text('{"x": 1}\n')
+    assert discover_shards([str(a)])[0].fingerprint == first
+    a.write_text('{"x": 2}\n')
+    assert discover_shards([str(a)])[0].fingerprint != first
+
+
+def test_database_urls_are_uncached_shards_shown_without_credentials():
+    shards = discover_shards(["postgresql://bob:secret@db.internal:5432/rec"])
+    assert shards[0].fingerprint is None
+    assert "secret" not in shards[0].label and "bob" not in shards[0].label
+    assert display_uri("sqlite:///tmp/x.db") == "sqlite:///tmp/x.db"

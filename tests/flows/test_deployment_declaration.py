@@ -1,0 +1,54 @@
+"""The `nightly` deployment in prefect.yaml, checked without a server."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+from prefect.client.schemas.schedules import CronSchedule
+from prefect.flows import load_flow_from_entrypoint
+
+from golden_distill.flows.params import DistillParams
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _nightly() -> dict:
+    spec = yaml.safe_load((REPO / "prefect.yaml").read_text())
+    (deployment,) = [d for d in spec["deployments"] if d["name"] == "nightly"]
+    return deployment
+
+
+def test_entrypoint_loads_the_distill_flow_and_accepts_the_declared_parameters():
+    deployment = _nightly()
+    path, name = deployment["entrypoint"].split(":")
+    flow = load_flow_from_entrypoint(f"{REPO / path}:{name}", use_placeholder_flow=False)
+    assert flow.name == "distill"
+    validated = flow.validate_parameters(deployment["parameters"])
+    params = validated["params"]
+    assert isinstance(params, DistillParams)
+    assert params.sources and params.set_name == "nightly"
+    # the declared config file exists and is valid (relative to the working directory)
+    config_path = REPO / params.config_path
+    assert config_path.is_file()
+    DistillParams(**{**params.model_dump(), "config_path": str(config_path)}).resolve()
+
+
+def test_schedule_is_a_valid_nightly_cron_in_utc():
+    (schedule,) = _nightly()["schedules"]
+    cron = CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])
+    assert cron.timezone == "UTC"
+    start = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    from cronsim import CronSim  # what Prefect's scheduler uses
+
+    nxt = next(CronSim(cron.cron, start))
+    assert (nxt.hour, nxt.minute) == (2, 30)
+    assert (nxt - start).total_seconds() < 24 * 3600
+
+
+def test_deployment_names_a_work_pool_and_no_secret():
+    deployment = _nightly()
+    assert deployment["work_pool"]["name"]
+    text = (REPO / "prefect.yaml").read_text()
+    assert "GOLDEN_PSEUDONYM_KEY=" not in text

@@ -1,0 +1,133 @@
+"""The `distill` flow end to end on generated recordings, with the real libraries and Prefect.
+
+One corpus, several runs in sequence (each run costs seconds, so they share a test):
+first run publishes exactly the expected cases with no planted personal value anywhere in the
+store; an unchanged rerun takes every shard from the cache; a broken shard has its bad lines
+quarantined, only that shard is redone, and the run still publishes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from golden_distill.datasets.quarantine import read_quarantine
+from golden_distill.datasets.schema import make_case_id
+
+pytestmark = pytest.mark.slow
+
+
+def expected_families(truth, opt_out: str) -> dict[str, set[str]]:
+    """family -> case ids of its members that the funnels select (quotas off)."""
+    lost = set(truth.lost_record_ids)
+    out: dict[str, set[str]] = {}
+    for rid, record in truth.records.items():
+        if rid in lost or record.tenant_id == opt_out or not record.funnels:
+            continue
+        out.setdefault(record.family, set()).add(make_case_id("native", rid))
+    return out
+
+
+def store_text(store: Path) -> str:
+    """Every byte of the store as text, Parquet files decoded (they are compressed on disk)."""
+    parts = []
+    for path in sorted(p for p in store.rglob("*") if p.is_file()):
+        if path.suffix == ".parquet":
+            parts.append(json.dumps(pq.read_table(path).to_pylist(), default=str))
+        else:
+            parts.append(path.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
+def test_distill_end_to_end(
+    prefect_api, pseudonym_key, corpus, tmp_path, events, shard_events, write_config
+):
+    from golden_distill.datasets.reader import open_set
+    from golden_distill.flows.distill import run_distill
+    from golden_distill.flows.params import DistillParams
+
+    generated, truth = corpus
+    source = tmp_path / "recordings"  # a copy: this test breaks one of its files
+    shutil.copytree(generated, source)
+    opt_out = truth.opt_out_tenant
+    config = write_config(tmp_path / "config.yaml", opt_out)
+    store = tmp_path / "store"
+    params = DistillParams(
+        config_path=str(config), sources=[str(source)], store_url=str(store), set_name="e2e"
+    )
+
+    # 1. first run: exactly the expected cases, nothing personal anywhere in the store
+    version = run_distill(params)
+    golden = open_set(str(store), f"e2e@{version}")
+    published = set(golden.read_table().column("case_id").to_pylist())
+    families = expected_families(truth, opt_out)
+    family_of = {cid: fam for fam, ids in families.items() for cid in ids}
+    assert published <= set(family_of), "published a case no funnel should select"
+    represented = [family_of[cid] for cid in published]
+    assert len(represented) == len(set(represented)), "two cases of one near-duplicate family"
+    assert set(represented) == set(families), "a family with selected cases is missing"
+
+    text = store_text(store)
+    leaked = [etype for r in truth.records.values() for etype, value, _ in r.pii if value in text]
+    assert not leaked, f"planted personal values found in the store: {sorted(set(leaked))}"
+    report = store / "e2e" / "versions" / version / "report.html"
+    assert report.is_file() and "<svg" in report.read_text()
+    assert all(not d["cached"] for d in shard_events(events))
+
+    # planted broken lines are quarantined with their location
+    quarantined = [
+        e for q in (tmp_path / "work").rglob("quarantine.jsonl") for e in read_quarantine(q)
+    ]
+    planted = {(Path(b["file"]).name, b["line"]) for b in truth.broken_lines}
+    seen = {(Path(e["uri"]).name, e["position"]) for e in quarantined}
+    assert planted <= seen
+
+    # 2. rerun with nothing changed: every shard from the cache, same content -> same version
+    events.clear()
+    assert run_distill(params) == version
+    done = shard_events(events)
+    shards = len(list(source.glob("recordings-*")))
+    assert len(done) == shards and all(d["cached"] for d in done)
+
+    # 3. one broken shard: its bad lines are quarantined, only it is redone, still publishes
+    events.clear()
+    broken = sorted(source.glob("recordings-*.jsonl"))[0]
+    with broken.open("ab") as fh:
+        fh.write(b'{"recordId": "bad-1", "sessionId": \n')  # invalid JSON
+        fh.write(b'{"sessionId": "s-x", "toolCalls": []}\n')  # required fields missing
+    lines = sum(1 for _ in broken.open("rb"))
+    forced = params.model_copy(update={"force": True})
+    new_version = run_distill(forced)
+    assert new_version != version
+    done = shard_events(events)
+    assert sorted(d["cached"] for d in done) == [False] + [True] * (shards - 1)
+    bad = {
+        e["position"]
+        for q in (tmp_path / "work").rglob("quarantine.jsonl")
+        for e in read_quarantine(q)
+        if Path(e["uri"]).name == broken.name
+    }
+    assert {lines - 1, lines} <= bad
+    again = set(
+        open_set(str(store), f"e2e@{new_version}").read_table().column("case_id").to_pylist()
+    )
+    assert again == published
+
+
+def test_invalid_parameters_fail_before_any_work(prefect_api, tmp_path, events, shard_events):
+    from golden_distill.flows.distill import run_distill
+    from golden_distill.flows.errors import find_stage_error
+    from golden_distill.flows.params import DistillParams
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("funnels:\n  recovery:\n    recover_whitin_steps: 3\n")
+    with pytest.raises(Exception) as info:
+        run_distill(DistillParams(config_path=str(bad), sources=[str(tmp_path)]))
+    stage = find_stage_error(info.value)
+    assert stage is not None and stage.stage == "validate"
+    assert "recover_whitin_steps" in stage.detail
+    assert not shard_events(events)
