@@ -170,7 +170,9 @@ def main() -> None:
         inputs = export_all(native.shards, cases, work, pg_url)
         print(f"derived inputs for {cases} cases written in {inputs['chat jsonl'][2]:.1f}s")
         print()
-        print(f"{'adapter / input':<22} {'cases':>8} {'seconds':>8} {'cases/s':>9} {'vs native':>9}")
+        print(
+            f"{'adapter / input':<22} {'cases':>8} {'seconds':>8} {'cases/s':>9} {'vs native':>9}"
+        )
         print(f"{'native jsonl':<22} {native.cases_written:>8} {native.seconds:>8.2f} "
               f"{native_rate:>9.0f} {1.0:>8.2f}x")  # fmt: skip
         for label, (source, fmt, _) in inputs.items():

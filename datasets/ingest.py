@@ -15,6 +15,7 @@ the caller decides the exit code. Nothing here logs or raises with record text.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ from golden_distill.datasets.sources.uris import (
 CASES_DIR = "cases"
 QUARANTINE_FILE = "quarantine.jsonl"
 SUMMARY_FILE = "summary.json"
+
+_JSONL_NAME = re.compile(r"\.(jsonl|ndjson)(\.gz|\.gzip|\.zst|\.zstd)?$", re.IGNORECASE)
 
 #: ``progress(records_read_so_far, bytes_read_so_far)``, called every batch.
 Progress = Callable[[int, int], None]
@@ -173,10 +176,15 @@ def plan(sources: list[str], fmt: str | None) -> Iterator[tuple[str, str | None,
                 yield uri, fmt, None
                 continue
             try:
-                found = detect_format(uri, sniff_head(uri))
+                head = sniff_head(uri)
             except SourceError as exc:
                 yield uri, None, str(exc)
                 continue
+            found = detect_format(uri, head)
+            if found is None and not head.strip() and _JSONL_NAME.search(uri):
+                # nothing decodable at the start (empty, or a compressed stream cut before its
+                # first line): read it as recordings, so the damage is reported, not a guess
+                found = "native"
             yield uri, found, None if found else unrecognised_message(uri)
 
 

@@ -134,25 +134,30 @@ class GoldenSet:
     def _rel(self, name: str) -> str:
         return self.layout.version_file(self.version, name)
 
-    def _open(self, entry: dict[str, Any]) -> pq.ParquetFile:
+    def _open(self, entry: dict[str, Any], *, keep: bool = True) -> pq.ParquetFile:
+        """The file, checked against the manifest first when verifying. ``keep`` caches it for
+        later random fetches (``get``); a full scan passes False so memory stays one file."""
         name = entry["name"]
-        if name not in self._parquet:
-            if self.verify:
-                data = read_verified_bytes(self.store, self._rel(name), entry)
-                self._parquet[name] = pq.ParquetFile(pa.BufferReader(data))
-            else:
-                self._parquet[name] = pq.ParquetFile(self.store.open_read(self._rel(name)))
-        return self._parquet[name]
+        if name in self._parquet:
+            return self._parquet[name]
+        if self.verify:
+            data = read_verified_bytes(self.store, self._rel(name), entry)
+            parquet = pq.ParquetFile(pa.BufferReader(data))
+        else:
+            parquet = pq.ParquetFile(self.store.open_read(self._rel(name)))
+        if keep:
+            self._parquet[name] = parquet
+        return parquet
 
     def read_table(self, funnel: str | None = None) -> pa.Table:
         """All cases (optionally of one funnel) as one Arrow table, every file verified."""
-        tables = [_in_funnel(self._open(e).read(), funnel) for e in self.case_files]
+        tables = [_in_funnel(self._open(e, keep=False).read(), funnel) for e in self.case_files]
         return pa.concat_tables(tables) if tables else GOLDEN_SCHEMA.empty_table()
 
     def cases(self, funnel: str | None = None) -> Iterator[ReplayCase]:
         """Cases in case_id order, optionally only those in ``funnel``."""
         for entry in self.case_files:
-            parquet = self._open(entry)
+            parquet = self._open(entry, keep=False)
             for group in range(parquet.num_row_groups):
                 table = _in_funnel(parquet.read_row_group(group), funnel)
                 for row in table.to_pylist():

@@ -39,13 +39,15 @@ class HighValueMutatingFunnel(Funnel):
             )
         )
         calls = steps.filter(pl.col("kind") != "model")
-        retried = (
-            pl.col("status").shift(1).over(["case_id", "name"], order_by="pos") != "ok"
-        ).fill_null(False)
-        per_case_calls = calls.group_by("case_id").agg(
-            distinct_tools=pl.col("name").n_unique().cast(pl.Int32),
-            retries=retried.sum().cast(pl.Int32),
-        )
+        figures = [pl.col("name").n_unique().cast(pl.Int32).alias("distinct_tools")]
+        if cfg.min_retries is not None:  # a window per (case, tool): only when asked for
+            retried = (
+                pl.col("status").shift(1).over(["case_id", "name"], order_by="pos") != "ok"
+            ).fill_null(False)
+            figures.append(retried.sum().cast(pl.Int32).alias("retries"))
+        else:
+            figures.append(pl.lit(0, dtype=pl.Int32).alias("retries"))
+        per_case_calls = calls.group_by("case_id").agg(figures)
         return (
             inputs.cases.select("case_id", "n_steps")
             .join(writes, on="case_id", how="left", maintain_order="left")

@@ -52,12 +52,14 @@ def resolved_system(cfg: FunnelsConfig) -> pl.Expr:
 def build_inputs(
     batch: pl.DataFrame, cfg: FunnelsConfig, batch_figures: dict[str, float]
 ) -> FunnelInputs:
-    """Flatten one batch of CASE_SCHEMA rows (at least INPUT_COLUMNS) into FunnelInputs."""
-    lf = batch.lazy().select(INPUT_COLUMNS)
-    ordered = lf.with_columns(
+    """Flatten one batch of CASE_SCHEMA rows (at least INPUT_COLUMNS) into FunnelInputs.
+
+    Eager on purpose: both frames are read by every funnel, so they are built once."""
+    hv = cfg.high_value_mutating
+    ordered = batch.select(INPUT_COLUMNS).with_columns(
         pl.col("steps").list.eval(pl.element().sort_by(pl.element().struct.field("seq")))
     )
-    hv = cfg.high_value_mutating
+    step = pl.col("steps").struct.field
     steps = (
         ordered.select(
             "case_id", "steps", pos=pl.int_ranges(0, pl.col("steps").list.len(), dtype=pl.Int32)
@@ -67,53 +69,47 @@ def build_inputs(
         .select(
             "case_id",
             "pos",
+            *(step(f) for f in ("seq", "kind", "name", "status", "is_mutating", "system")),
             *(
-                pl.col("steps").struct.field(f)
-                for f in ("seq", "kind", "name", "status", "is_mutating", "system")
-            ),
-            *(
-                pl.when(pl.col("steps").struct.field("is_mutating").fill_null(False))
-                .then(pl.col("steps").struct.field(f))
-                .alias(f"_{f}")
+                pl.when(step("is_mutating").fill_null(False)).then(step(f)).alias(f"_{f}")
                 for f in hv.amount_in
             ),
         )
         .with_columns(system=resolved_system(cfg))
     )
-    if hv.amount_threshold is not None and hv.amount_paths:
+    if hv.enabled and hv.amount_threshold is not None and hv.amount_paths:
         amounts = [max_number_expr(f"_{f}", hv.amount_paths) for f in hv.amount_in]
         steps = steps.with_columns(amount=pl.max_horizontal(amounts))
     else:
         steps = steps.with_columns(amount=pl.lit(None, dtype=pl.Float64))
     steps = steps.drop([f"_{f}" for f in hv.amount_in])
 
-    call_names = pl.element().filter(pl.element().struct.field("kind") != "model")
-    per_step = steps.group_by("case_id").agg(
+    per_case = steps.group_by("case_id").agg(
         tools=pl.col("name").filter(pl.col("kind") != "model").unique().sort(),
         systems=pl.col("system").drop_nulls().unique().sort(),
     )
+    calls = pl.element().filter(pl.element().struct.field("kind") != "model")
+    outcome = pl.col("outcome").struct.field
     cases = (
         ordered.select(
             "case_id",
             "tenant_id",
             intent_confidence=pl.col("intent").struct.field("confidence"),
-            out_status=pl.col("outcome").struct.field("status"),
-            out_final_state=pl.col("outcome").struct.field("final_state"),
-            out_reward=pl.col("outcome").struct.field("reward"),
-            out_handoff=pl.col("outcome").struct.field("handoff"),
-            out_low_confidence=pl.col("outcome").struct.field("low_confidence"),
+            out_status=outcome("status"),
+            out_final_state=outcome("final_state"),
+            out_reward=outcome("reward"),
+            out_handoff=outcome("handoff"),
+            out_low_confidence=outcome("low_confidence"),
             n_steps=pl.col("steps").list.len().fill_null(0).cast(pl.Int32),
             signature=pl.col("steps")
-            .list.eval(call_names.struct.field("name"))
+            .list.eval(calls.struct.field("name"))
             .list.join(">")
             .fill_null(""),
         )
-        .join(per_step, on="case_id", how="left", maintain_order="left")
+        .join(per_case, on="case_id", how="left", maintain_order="left")
         .with_columns(
             pl.col("tools").fill_null(pl.lit([], dtype=pl.List(pl.String))),
             pl.col("systems").fill_null(pl.lit([], dtype=pl.List(pl.String))),
         )
     )
-    # Materialise once: every funnel reads these, and a lazy plan would redo the explode per funnel.
-    steps_df, cases_df = pl.collect_all([steps, cases])
-    return FunnelInputs(cases=cases_df.lazy(), steps=steps_df.lazy(), batch=dict(batch_figures))
+    return FunnelInputs(cases=cases.lazy(), steps=steps.lazy(), batch=dict(batch_figures))

@@ -42,12 +42,16 @@ def priority_order(candidates: pl.DataFrame, cfg: QuotasConfig) -> pl.DataFrame:
     frame = candidates.with_columns(tiebreak_hash(candidates["case_id"], cfg.seed))
     if cfg.stratify_by_signature:
         frame = frame.sort(
-            ["signature", "value_score", "tiebreak"], descending=[False, True, False]
+            ["signature", "value_score", "tiebreak", "case_id"],
+            descending=[False, True, False, False],
+            maintain_order=True,
         ).with_columns(stratum_rank=pl.int_range(pl.len()).over("signature"))
         keys, desc = ["stratum_rank", "value_score", "tiebreak"], [False, True, False]
     else:
         keys, desc = ["value_score", "tiebreak"], [True, False]
-    frame = frame.sort(keys, descending=desc).with_row_index("priority")
+    frame = frame.sort(
+        [*keys, "case_id"], descending=[*desc, False], maintain_order=True
+    ).with_row_index("priority")
     return frame.drop([c for c in ("stratum_rank",) if c in frame.columns])
 
 

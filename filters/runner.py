@@ -6,7 +6,8 @@ case; quotas need the whole batch (caps and percentiles are batch-wide), and run
 rows only. The full rows of the selected cases are joined back at the end.
 
 value_score = sum over the case's select funnels of each funnel's contribution (weight x
-strength; see each funnel's module docstring). Gates contribute nothing. Unselected cases: 0.
+strength; see each funnel's module docstring). Gates contribute nothing; a case in no select
+funnel scores 0.
 """
 
 from __future__ import annotations
@@ -91,6 +92,14 @@ def _json_string(expr: pl.Expr) -> pl.Expr:
 def _decide_batch(
     batch: pl.DataFrame, funnels: list[Funnel], config: FunnelsConfig, figures: dict[str, float]
 ) -> pl.DataFrame:
+    if batch.height and batch["case_id"].is_duplicated().any():
+        # The same run read twice (a source listed twice): every funnel joins on case_id, so
+        # score each repetition as its own layer; dedup drops the copies later.
+        layer = pl.int_range(pl.len()).over("case_id")
+        layered = batch.with_columns(_layer=layer).partition_by("_layer", maintain_order=True)
+        return pl.concat(
+            [_decide_batch(p.drop("_layer"), funnels, config, figures) for p in layered]
+        )
     inputs = build_inputs(batch, config, figures)
     plan = inputs.cases.select("case_id", "tenant_id", "signature", "tools", "systems", "n_steps")
     for funnel in funnels:
@@ -173,32 +182,36 @@ def decide_selection(scored: pl.DataFrame, config: FunnelsConfig) -> pl.DataFram
     """Apply quotas to ``score_cases`` output: ``status`` becomes ``quota:<reason>`` for cut
     candidates; ``priority`` orders the candidates (null for non-candidates)."""
     order = [f.name for f in build_funnels(config) if f.role == "select"]
-    candidates = scored.filter(pl.col("candidate"))
+    indexed = scored.with_row_index("_row")  # rows, not ids: a run read twice stays two rows
+    candidates = indexed.filter(pl.col("candidate"))
     ranked = apply_quotas(
-        candidates.select("case_id", "tenant_id", "signature", "value_score", "funnels"),
+        candidates.select("_row", "case_id", "tenant_id", "signature", "value_score", "funnels"),
         config.quotas,
         order,
-    ).select("case_id", "priority", "quota_cut")
+    ).select("_row", "priority", "quota_cut")
     return (
-        scored.join(ranked, on="case_id", how="left", maintain_order="left")
+        indexed.join(ranked, on="_row", how="left", maintain_order="left")
         .with_columns(
             status=pl.when(pl.col("quota_cut").is_not_null())
             .then(pl.format("quota:{}", "quota_cut"))
             .otherwise(pl.col("status"))
         )
-        .drop("quota_cut")
+        .drop("quota_cut", "_row")
     )
 
 
 def annotate(cases: pl.DataFrame | pl.LazyFrame, decisions: pl.DataFrame) -> pl.DataFrame:
     """The selected rows of ``cases`` (e.g. one shard) with funnels, funnel_reasons and
     value_score added, in priority order. The flow calls this shard by shard."""
-    chosen = decisions.filter(pl.col("status") == SELECTED).select(
-        "case_id", "funnels", "funnel_reasons", "value_score", "priority"
+    chosen = (
+        decisions.filter(pl.col("status") == SELECTED)
+        .select("case_id", "funnels", "funnel_reasons", "value_score", "priority")
+        .unique("case_id", keep="first", maintain_order=True)
     )
     lf = cases.lazy() if isinstance(cases, pl.DataFrame) else cases
     return (
         lf.join(chosen.lazy(), on="case_id", how="inner")
+        .unique("case_id", keep="first", maintain_order=True)
         .sort("priority")
         .drop("priority")
         .collect()

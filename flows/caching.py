@@ -6,7 +6,10 @@ reuse stale results. Our key is instead:
 
     shard content sha256 + hash of the config sections that shape shard output
     + pipeline version (package version + a digest of the package's source files)
-    + pseudonym key id (a new key must re-pseudonymise) + the run's time window
+    + the run's time window
+
+The redaction task's key adds the chosen case ids and the pseudonym key id (a new key must
+re-pseudonymise); see tasks/redact.py.
 
 Settings that change only *how* a run executes (`run:`) or *where* it publishes (`publish:`)
 are left out, so a Dask run reuses shard results of a local run.
@@ -56,10 +59,9 @@ def shard_cache_key(
     fingerprint: str,
     config_sha256: str,
     version: str,
-    key_id: str | None,
     window: tuple[str | None, str | None],
 ) -> str:
-    parts = [fingerprint, config_sha256, version, key_id or "-", window[0] or "-", window[1] or "-"]
+    parts = [fingerprint, config_sha256, version, window[0] or "-", window[1] or "-"]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 

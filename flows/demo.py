@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     params = DistillParams(
         config_path=args.config,
         sources=[str(corpus)],
+        source_format="native",  # the generator writes native JSONL (tiny shards cannot be sniffed)
         store_url=str(base / "golden-store"),
         work_dir=str(base / "work"),
     )

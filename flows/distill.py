@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 from prefect import flow, get_run_logger
 from prefect.futures import as_completed
 
@@ -25,10 +26,12 @@ from golden_distill.flows.errors import StageError, describe, retry_if_transient
 from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.runners import is_process_based, make_shard_runner, workers_share_api
 from golden_distill.flows.source_files import Shard, discover_shards
-from golden_distill.flows.tasks.jobs import ShardJob, ShardResult
+from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
 from golden_distill.flows.tasks.publish import publish_set
-from golden_distill.flows.tasks.select import select_cases
+from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
+from golden_distill.flows.tasks.select import Selection, select_cases
 from golden_distill.flows.tasks.shard import outputs_present, process_shard
+from golden_distill.flows.workdir import prune
 
 
 def _validate(params: DistillParams) -> ResolvedRun:
@@ -54,7 +57,7 @@ def _key_id(resolved: ResolvedRun) -> str | None:
         raise StageError("validate", describe(exc)) from exc
 
 
-def _plan(resolved: ResolvedRun, shards: list[Shard], key_id: str | None) -> list[ShardJob]:
+def _plan(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
     params, config = resolved.params, resolved.config
     window = (
         params.since.isoformat() if params.since else None,
@@ -70,7 +73,6 @@ def _plan(resolved: ResolvedRun, shards: list[Shard], key_id: str | None) -> lis
                 fingerprint=shard.fingerprint,
                 config_sha256=config_sha,
                 version=version,
-                key_id=key_id,
                 window=window,
             )
         # A cacheable shard's folder is named by its key (content-addressed, reused by reruns);
@@ -83,7 +85,7 @@ def _plan(resolved: ResolvedRun, shards: list[Shard], key_id: str | None) -> lis
                 config=config,
                 out_dir=str(resolved.work_dir / "shards" / folder),
                 cache_key=key,
-                key_id=key_id,
+                pipeline_version=version,
                 source_format=params.source_format,
                 since=window[0],
                 until=window[1],
@@ -92,9 +94,10 @@ def _plan(resolved: ResolvedRun, shards: list[Shard], key_id: str | None) -> lis
     return jobs
 
 
-def _shard_task(resolved: ResolvedRun, refresh: bool = False) -> Any:
+def _with_retries(task: Any, resolved: ResolvedRun, refresh: bool = False) -> Any:
+    """Cached per-shard task options: results under a Path, retries with backoff on I/O errors."""
     run = resolved.config.run
-    return process_shard.with_options(
+    return task.with_options(
         result_storage=run.results_dir(),  # a Path: a str would be read as a block slug
         retries=run.storage_retries,
         retry_delay_seconds=[
@@ -105,50 +108,38 @@ def _shard_task(resolved: ResolvedRun, refresh: bool = False) -> Any:
     )
 
 
-def _run_shards(resolved: ResolvedRun, jobs: list[ShardJob]) -> tuple[list[ShardResult], int]:
-    """Map the shard task over jobs on the configured runner, reporting progress as they end.
-
-    Returns the results in shard order and how many came from the cache.
-    """
+def _map(
+    runner: Any, resolved: ResolvedRun, task: Any, jobs: list[Any], event: str, stage: str
+) -> tuple[dict[int, Any], int]:
+    """Submit ``task`` for every job, report each as it ends; results by index, cache hits."""
     logger = get_run_logger()
-    run = resolved.config.run
-    results: dict[int, ShardResult] = {}
+    results: dict[int, Any] = {}
     cached = 0
-    selected = 0
-    task = _shard_task(resolved)
-    with workers_share_api(is_process_based(run)), make_shard_runner(run) as runner:
-        futures = [runner.submit(task, {"job": job}) for job in jobs]
-        for future in as_completed(futures):
-            result = _unwrap(future)
-            hit = _is_cache_hit(future)
-            cached += hit
+    counted = 0
+    submitted = _with_retries(task, resolved)
+    futures = [runner.submit(submitted, {"job": job}) for job in jobs]
+    for future in as_completed(futures):
+        result = _unwrap(future, stage)
+        hit = _is_cache_hit(future)
+        cached += hit
+        results[result.index] = result
+        counted += int(getattr(result, "candidates", 0) or result.stats.get("redacted", 0))
+        progress.emit(
+            event, done=len(results), total=len(jobs), selected=counted, cached=hit,
+            shard=result.label,
+        )  # fmt: skip
+        logger.info("%s %d/%d%s", event, len(results), len(jobs), " (cached)" if hit else "")
+    # A cached result whose files were removed (work dir cleaned) is recomputed.
+    by_index = {job.index: job for job in jobs}
+    stale = [by_index[i] for i, r in results.items() if not outputs_present(r)]
+    if stale:
+        logger.info("%d cached result(s) lost their files: recomputing", len(stale))
+        fresh = _with_retries(task, resolved, refresh=True)
+        for future in [runner.submit(fresh, {"job": job}) for job in stale]:
+            result = _unwrap(future, stage)
             results[result.index] = result
-            selected += result.candidates
-            progress.emit(
-                "shard_done",
-                done=len(results),
-                total=len(jobs),
-                selected=selected,
-                cached=hit,
-                shard=result.label,
-            )
-            logger.info(
-                "shard %d/%d done%s: %d candidates so far",
-                len(results),
-                len(jobs),
-                " (cached)" if hit else "",
-                selected,
-            )
-        # A cached result whose files were removed (work dir cleaned) is recomputed.
-        stale = [jobs[i] for i, r in results.items() if not outputs_present(r)]
-        if stale:
-            logger.info("%d cached shard result(s) lost their files: recomputing", len(stale))
-            fresh = _shard_task(resolved, refresh=True)
-            for future in [runner.submit(fresh, {"job": job}) for job in stale]:
-                result = _unwrap(future)
-                results[result.index] = result
-                cached -= 1
-    return [results[i] for i in sorted(results)], cached
+            cached -= 1
+    return results, cached
 
 
 def _is_cache_hit(future: Any) -> bool:
@@ -156,13 +147,87 @@ def _is_cache_hit(future: Any) -> bool:
     return bool(state is not None and state.name == "Cached")
 
 
-def _unwrap(future: Any) -> ShardResult:
+def _unwrap(future: Any, stage: str) -> Any:
     try:
         return future.result()
     except StageError:
         raise
     except Exception as exc:
-        raise StageError("shard", describe(exc)) from exc
+        raise StageError(stage, describe(exc)) from exc
+
+
+def _redact_jobs(
+    resolved: ResolvedRun,
+    results: list[ShardResult],
+    ids: pl.Series,
+    done: set[str],
+    key_id: str | None,
+    version: str,
+    round_no: int,
+) -> list[RedactJob]:
+    """One redact job per shard holding chosen cases not redacted yet."""
+    wanted = set(ids.to_list()) - done
+    if not wanted:
+        return []
+    jobs = []
+    for result in results:
+        shard_ids = pl.read_parquet(result.candidates_path, columns=["case_id"]).get_column(
+            "case_id"
+        )
+        mine = tuple(sorted(set(shard_ids.to_list()) & wanted))
+        if not mine:
+            continue
+        key = redact_cache_key(result.cache_key, mine, key_id)
+        folder = f"redacted-{key[:16]}" if key else f"redacted-{time.time_ns()}-{round_no}"
+        jobs.append(
+            RedactJob(
+                index=result.index * 100 + round_no,
+                label=result.label,
+                candidates_path=result.candidates_path,
+                case_ids=mine,
+                config=resolved.config,
+                out_dir=str(Path(result.candidates_path).parent / folder),
+                cache_key=key,
+                pipeline_version=version,
+            )
+        )
+    return jobs
+
+
+#: Redaction rounds: a refused representative is replaced by the next member of its cluster,
+#: which is redacted in the next round. Refusals are rare; more rounds than this means a
+#: systematic problem, and the remaining clusters are published without a replacement.
+MAX_REDACTION_ROUNDS = 4
+
+
+def _redact_selection(
+    runner: Any,
+    resolved: ResolvedRun,
+    results: list[ShardResult],
+    selection: Selection,
+    key_id: str | None,
+) -> tuple[list[RedactResult], int]:
+    logger = get_run_logger()
+    version = pipeline_version()
+    redacted: list[RedactResult] = []
+    done: set[str] = set()
+    cached = 0
+    for round_no in range(MAX_REDACTION_ROUNDS):
+        ids = selection.representatives.get_column("case_id")
+        jobs = _redact_jobs(resolved, results, ids, done, key_id, version, round_no)
+        if not jobs:
+            break
+        for job in jobs:
+            done.update(job.case_ids)
+        found, hits = _map(runner, resolved, redact_shard, jobs, "redact_done", "redact")
+        cached += hits
+        redacted.extend(found[i] for i in sorted(found))
+        refused = {cid for r in found.values() for cid in r.quarantined}
+        if not refused:
+            break
+        logger.info("redaction refused %d case(s): choosing replacements", len(refused))
+        selection.exclude(refused, resolved.config)
+    return redacted, cached
 
 
 @flow(name="distill", validate_parameters=True)
@@ -176,6 +241,7 @@ def distill(params: DistillParams) -> str:
     t0 = time.perf_counter()
     resolved = _validate(params)
     key_id = _key_id(resolved)
+    run = resolved.config.run
     timings["validate"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -183,23 +249,28 @@ def distill(params: DistillParams) -> str:
         shards = discover_shards(resolved.sources)
     except Exception as exc:
         raise StageError("discover", describe(exc)) from exc
-    jobs = _plan(resolved, shards, key_id)
+    jobs = _plan(resolved, shards)
     timings["discover"] = time.perf_counter() - t0
     logger.info("%d shard(s) to process", len(jobs))
     progress.emit("shards_planned", total=len(jobs))
 
-    t0 = time.perf_counter()
-    results, cached = _run_shards(resolved, jobs)
-    timings["shards"] = time.perf_counter() - t0
-    logger.info("%d of %d shard(s) reused from cache", cached, len(jobs))
+    with workers_share_api(is_process_based(run)), make_shard_runner(run) as runner:
+        t0 = time.perf_counter()
+        found, cached = _map(runner, resolved, process_shard, jobs, "shard_done", "shard")
+        results = [found[i] for i in sorted(found)]
+        timings["shards"] = time.perf_counter() - t0
+        logger.info("%d of %d shard(s) reused from cache", cached, len(jobs))
+
+        t0 = time.perf_counter()
+        selection = select_cases(results, resolved.config)
+        timings["select+dedup"] = time.perf_counter() - t0
+        progress.emit("selected", selected=selection.selected_count)
+
+        t0 = time.perf_counter()
+        redacted, redact_cached = _redact_selection(runner, resolved, results, selection, key_id)
+        timings["redact"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    selection = select_cases(results, resolved.config)
-    timings["select+dedup"] = time.perf_counter() - t0
-    progress.emit("selected", selected=selection.selected_count)
-
-    t0 = time.perf_counter()
-    run = resolved.config.run
     publish = publish_set.with_options(
         retry_condition_fn=retry_if_transient,
         retries=run.storage_retries,
@@ -207,17 +278,22 @@ def distill(params: DistillParams) -> str:
             run.retry_backoff_seconds * 2**i for i in range(max(1, run.storage_retries))
         ],
     )
-    outcome = publish(resolved, results, selection, timings, key_id, cached)
+    outcome = publish(
+        resolved, results, redacted, selection, timings, key_id, (cached, redact_cached)
+    )
     timings["publish"] = time.perf_counter() - t0
     progress.emit("published", version=outcome.version, report=outcome.report_path)
     logger.info("published %s@%s", resolved.set_name, outcome.version)
+    if run.prune_work_dir:
+        keep_dirs = {Path(job.out_dir).name for job in jobs}
+        keep_dirs |= {Path(r.redacted_path).parent.name for r in redacted}
+        keep_keys = {job.cache_key for job in jobs if job.cache_key}
+        keep_keys |= {r.cache_key for r in redacted if r.cache_key}
+        removed = prune(resolved.work_dir / "shards", run.results_dir(), keep_dirs, keep_keys)
+        logger.info("work dir: removed %d stale folder(s)/result(s)", removed)
     return outcome.version
 
 
 def run_distill(params: DistillParams) -> str:
     """Run the flow in this process (the `golden run` and `make demo` entry)."""
     return distill(params)
-
-
-def shard_work_dir(resolved: ResolvedRun) -> Path:
-    return resolved.work_dir / "shards"

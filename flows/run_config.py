@@ -60,6 +60,12 @@ class FlowConfig(StrictModel):
         description="Reuse a shard's result when its content, the config, the key id and the "
         "pipeline version are unchanged. Turn off to force every shard to be redone.",
     )
+    prune_work_dir: bool = Field(
+        True,
+        description="After a successful run, delete shard folders and cached results that this "
+        "run did not use (other inputs, configs or code versions). Give each golden set its own "
+        "work_dir when several share a machine.",
+    )
     storage_retries: int = Field(
         3, ge=0, description="Retries of tasks that touch storage or databases (read, publish)."
     )

@@ -13,24 +13,26 @@ no pre-filter matches is never sent to Presidio.
 from __future__ import annotations
 
 import os
+import re
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
+from dataclasses import dataclass
+from pathlib import Path
 
-import yaml  # noqa: E402
-from presidio_analyzer import AnalyzerEngine, RecognizerRegistry  # noqa: E402
-from presidio_analyzer.nlp_engine import (  # noqa: E402
+import yaml
+from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer
+from presidio_analyzer.nlp_engine import (
     NerModelConfiguration,
     NlpEngine,
     NoOpNlpEngine,
     SpacyNlpEngine,
 )
-from presidio_analyzer.predefined_recognizers import SpacyRecognizer  # noqa: E402
+from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
-from golden_distill.redaction.config import RedactionConfig  # noqa: E402
-from golden_distill.redaction.recognizers import SPECS  # noqa: E402
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.recognizers import SPECS
 
 LANGUAGE = "en"
 #: A BANK_CARD span that another, more specific recognizer also claims is dropped.
@@ -47,6 +49,12 @@ class Finding:
     start: int
     end: int
     score: float
+
+
+def _scoped(pattern: re.Pattern[str]) -> str:
+    """A pattern as one alternative of a union, its ignore-case flag kept local to it."""
+    text = pattern.pattern.removeprefix("(?i)")
+    return f"(?i:{text})" if pattern.flags & re.IGNORECASE else f"(?:{text})"
 
 
 def presidio_default_labels_to_ignore() -> list[str]:
@@ -77,6 +85,23 @@ def _ner_engine(model: str) -> NlpEngine:
     return engine
 
 
+class NoContextEnhancer(ContextAwareEnhancer):
+    """Leaves scores alone. The default lemma enhancer needs tokens the ``no_op`` engine does
+    not produce, yet still costs a pass per result; our recognizers put their context into
+    their patterns (look-behinds) instead."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            context_similarity_factor=0,
+            min_score_with_context_similarity=0,
+            context_prefix_count=0,
+            context_suffix_count=0,
+        )
+
+    def enhance_using_context(self, text, raw_results, nlp_artifacts, recognizers, context=None):  # type: ignore[no-untyped-def]
+        return raw_results
+
+
 class TextAnalyzer:
     """Finds personal values in free text; ``analyze_many`` batches (NER pipes in batches)."""
 
@@ -97,10 +122,15 @@ class TextAnalyzer:
             nlp_engine.load()
         registry = RecognizerRegistry(recognizers=recognizers, supported_languages=[LANGUAGE])
         self.engine = AnalyzerEngine(
-            registry=registry, nlp_engine=nlp_engine, supported_languages=[LANGUAGE]
+            registry=registry,
+            nlp_engine=nlp_engine,
+            supported_languages=[LANGUAGE],
+            context_aware_enhancer=None if config.ner_model else NoContextEnhancer(),
         )
         self.nlp_engine = nlp_engine
         self.prefilters = [(spec.prefilter, spec.entities) for spec in specs]
+        # one search says "nothing here" for most strings instead of one search per recognizer
+        self.any_prefilter = re.compile("|".join(_scoped(spec.prefilter) for spec in specs))
         self.entities = sorted(
             {e for spec in specs for e in spec.entities} | set(self.ner_entities)
         )
@@ -108,11 +138,13 @@ class TextAnalyzer:
     def candidate_entities(self, text: str) -> list[str]:
         """Entity types worth asking Presidio about for ``text`` (empty: skip it)."""
         found: list[str] = []
+        if self.ner_entities and sum(ch.isalpha() for ch in text[:64]) >= 2:
+            found.extend(self.ner_entities)
+        elif not self.any_prefilter.search(text):
+            return found
         for prefilter, entities in self.prefilters:
             if prefilter.search(text):
                 found.extend(e for e in entities if e not in found)
-        if self.ner_entities and sum(ch.isalpha() for ch in text[:64]) >= 2:
-            found.extend(e for e in self.ner_entities if e not in found)
         return found
 
     def analyze(self, text: str, threshold: float) -> list[Finding]:

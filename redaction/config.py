@@ -28,6 +28,8 @@ KNOWN_RECOGNIZERS: tuple[str, ...] = (
     "password_assignment",
     "private_key_block",
     "introduced_name",
+    "phone_shape",
+    "street_address",
 )
 
 
@@ -188,14 +190,16 @@ class RedactionConfig(StrictModel):
         description=f"Free-text recognizers to run, from: {', '.join(KNOWN_RECOGNIZERS)}.",
     )
     phone_regions: list[str] = Field(
-        default_factory=lambda: ["US", "GB", "DE", "CN"],
-        description="Regions the phone recognizer tries (each costs a full pass over a string).",
+        default_factory=lambda: ["US"],
+        description="Regions whose national formats the phone recognizer tries (each costs a "
+        "full pass over a string). International numbers (+44 ...) are found whatever the "
+        "region; Chinese mobiles and NANP-shaped numbers have their own recognizers.",
     )
     score_threshold: float = Field(
         0.3, ge=0, le=1, description="Minimum recognizer score for a free-text finding."
     )
     verify_threshold: float = Field(
-        0.5,
+        0.4,
         ge=0,
         le=1,
         description="After scrubbing, any re-scan finding at or above this score quarantines "
@@ -211,6 +215,12 @@ class RedactionConfig(StrictModel):
         2,
         ge=1,
         description="The same for names (PERSON): short surnames such as Li are still names.",
+    )
+    shard_name_dictionary: bool = Field(
+        True,
+        description="Names found in any case of a batch (by key rules or recognizers) are "
+        "also looked for in the free text of every other case of that batch (earlier turns of "
+        "a session often name the customer with nothing marking it as a name).",
     )
     ner_model: str | None = Field(
         None,

@@ -62,7 +62,9 @@ def read_or_create_key_file(path: Path) -> tuple[bytes, bool]:
     if path.exists():
         mode = path.stat().st_mode & 0o777
         if mode & 0o077:
-            raise PseudonymKeyError(f"key file {path} is readable by others (mode {mode:o}); chmod 600")
+            raise PseudonymKeyError(
+                f"key file {path} is readable by others (mode {mode:o}); chmod 600"
+            )
         return path.read_bytes().strip(), False
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

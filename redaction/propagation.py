@@ -4,33 +4,39 @@ in every place of that case, inside longer strings too.
 A name found in a CRM response is thus also scrubbed from the user's message and the final
 answer, and an order id pseudonymised in the call arguments reads the same in the tool reply and
 the agent's text. Matching: keys case-sensitively, personal values case-insensitively, longest
-first, and never inside a longer word or number (ASCII letter/digit look-arounds, which also work
-next to Chinese text). Phone, card and id values are also searched in their compact and
-digits-only forms. Replacement goes through Presidio's ``AnonymizerEngine`` with the registered
-``keyed_pseudonym`` operator, so every substitute comes from one place.
+first, and never inside a longer word or number (ASCII letters and digits only, so matching
+also works next to Chinese text). Phone, card and id values are also searched in their compact and
+digits-only forms. Every substitute comes from the ``keyed_pseudonym`` operator as registered
+with Presidio's ``AnonymizerEngine`` (one place decides what replaces what).
 """
 
 from __future__ import annotations
 
 import re
+import string
 from collections import Counter
 from dataclasses import dataclass, field
 
+import ahocorasick
 import phonenumbers
 from presidio_anonymizer import AnonymizerEngine
-from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
+from presidio_anonymizer.entities import OperatorConfig
+from presidio_anonymizer.operators import OperatorType
 
 from golden_distill.redaction.key_rules import KeyRule
-from golden_distill.redaction.pseudonym import (
-    OPERATOR_NAME,
-    KeyedPseudonymOperator,
-    key_pseudonym,
-    value_token,
-)
+from golden_distill.redaction.pseudonym import OPERATOR_NAME, KeyedPseudonymOperator
 
 #: Entity types whose values are also looked for without separators.
 DIGIT_ENTITIES = frozenset(
-    {"PHONE_NUMBER", "CN_MOBILE", "CREDIT_CARD", "BANK_CARD", "CN_RESIDENT_ID", "ID_CARD", "IBAN_CODE"}
+    {
+        "PHONE_NUMBER",
+        "CN_MOBILE",
+        "CREDIT_CARD",
+        "BANK_CARD",
+        "CN_RESIDENT_ID",
+        "ID_CARD",
+        "IBAN_CODE",
+    }
 )
 _MIN_DIGIT_VARIANT = 7
 _SEPARATORS = re.compile(r"[\s().\-/]")
@@ -62,13 +68,27 @@ def variants(value: str, entity_type: str) -> list[str]:
     return out
 
 
-def _alternative(value: str, case_insensitive: bool) -> str:
-    body = re.escape(value)
-    if case_insensitive:
-        body = f"(?i:{body})"
-    pre = r"(?<![A-Za-z0-9])" if value[0].isalnum() else ""
-    post = r"(?![A-Za-z0-9])" if value[-1].isalnum() else ""
-    return pre + body + post
+def _automaton(needles: list[str]) -> ahocorasick.Automaton | None:
+    """An Aho-Corasick automaton over ``needles`` (one C pass per string, whatever their
+    number); its values are the needle lengths."""
+    if not needles:
+        return None
+    automaton = ahocorasick.Automaton()
+    for needle in needles:
+        automaton.add_word(needle, len(needle))
+    automaton.make_automaton()
+    return automaton
+
+
+_WORD_CHARS = frozenset(string.ascii_letters + string.digits)
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """Not inside a longer ASCII word/number (works next to Chinese text, unlike ``\\b``)."""
+    w = _WORD_CHARS
+    if start > 0 and text[start] in w and text[start - 1] in w:
+        return False
+    return not (end < len(text) and text[end - 1] in w and text[end] in w)
 
 
 @dataclass
@@ -131,10 +151,12 @@ class Propagator:
         self.anonymizer = anonymizer
         self.keys = index.keys
         self.pii = index.pii
-        alternatives: list[tuple[int, str]] = []
+        # needles: (text to find, case-insensitive?) longest first, so "Mei Brown" wins over
+        # "Mei"; plain str.find per needle is far cheaper than compiling one regex per case
+        needles: list[tuple[str, bool]] = []
         for value in self.keys:
             if len(value) >= index.min_length:
-                alternatives.append((len(value), _alternative(value, False)))
+                needles.append((value, False))
         self.case_sensitive = index.case_sensitive
         self.pii_spelling = index.pii_spelling
         local: set[str] = set()
@@ -142,24 +164,34 @@ class Propagator:
             long_enough = len(spelling) >= index.min_length_of(index.pii[folded])
             if long_enough and folded not in index.no_propagate:
                 ci = folded not in index.case_sensitive
-                alternatives.append((len(spelling), _alternative(spelling, ci)))
+                needles.append((spelling.lower() if ci else spelling, ci))
             else:
                 local.add(spelling)
-        alternatives.sort(key=lambda item: -item[0])
+        needles.sort(key=lambda item: -len(item[0]))
+        self.needles = needles
+        self._automata = [
+            _automaton([n for n, ci in needles if ci is flag]) for flag in (False, True)
+        ]
         #: known values not searched for inside strings (too short, or ordinary words): they
         #: are replaced only as whole values where a rule owns them
         self.local_values: set[str] = {v for v in self.keys if len(v) < index.min_length} | local
-        self.pattern: re.Pattern[str] | None = (
-            re.compile("|".join(alt for _, alt in alternatives)) if alternatives else None
-        )
         self.operators: dict[str, OperatorConfig] = {}
         for rule in set(self.keys.values()):
             self.operators[rule.label] = OperatorConfig(
-                OPERATOR_NAME, {"secret": self.secret, "key_type": rule.key_type, "prefix": rule.prefix}
+                OPERATOR_NAME,
+                {"secret": self.secret, "key_type": rule.key_type, "prefix": rule.prefix},
             )
         for entity in set(self.pii.values()):
             self.operators[entity] = OperatorConfig(OPERATOR_NAME, {"secret": self.secret})
         self.emitted: set[str] = set()  # every substitute written (verification ignores them)
+        self._replaced: dict[str, tuple[str, list[str]]] = {}  # a case repeats its strings
+        self._substitutes: dict[tuple[str, str], str] = {}
+        # the operator as registered with Presidio's anonymizer (spans here never overlap, so
+        # the engine's conflict resolution, quadratic in spans, is not needed per string)
+        self.operator = anonymizer.operators_factory.create_operator_class(
+            OPERATOR_NAME, OperatorType.Anonymize
+        )
+        self.operator.validate({"secret": self.secret})
 
     # -- whole values ------------------------------------------------------------------
     def label_of(self, text: str) -> str | None:
@@ -173,37 +205,81 @@ class Propagator:
 
     def substitute(self, text: str) -> str:
         """The substitute for a whole known value (``text`` must be known)."""
-        rule = self.keys.get(text)
-        if rule is not None:
-            new = key_pseudonym(text, rule.key_type, self.secret, rule.prefix)
-        else:
-            new = value_token(text, self.pii[text.casefold()], self.secret)
-        self.emitted.add(new)
-        return new
+        label = self.label_of(text)
+        if label is None:
+            label = self.pii[text.casefold()]
+        return self._operate(text, label)
 
     # -- inside strings ------------------------------------------------------------------
+    def _haystacks(self, text: str) -> tuple[str, str]:
+        low = text.lower()
+        if len(low) != len(text):  # lower() changed lengths (rare scripts): keep offsets aligned
+            low = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
+        return text, low
+
+    def has_any(self, text: str) -> bool:
+        """A cheap pre-check: could ``text`` hold a known value at all?"""
+        for automaton, hay in zip(self._automata, self._haystacks(text), strict=True):
+            if automaton is not None and next(automaton.iter(hay), None) is not None:
+                return True
+        return False
+
     def find(self, text: str) -> list[tuple[int, int, str]]:
-        if self.pattern is None:
+        """Non-overlapping (start, end, label) of known values in ``text``, longest first,
+        never inside a longer ASCII word or number."""
+        if not self.needles:
             return []
-        found = []
-        for m in self.pattern.finditer(text):
-            label = self.label_of(m.group(0))
+        hits: list[tuple[int, int]] = []
+        for automaton, hay in zip(self._automata, self._haystacks(text), strict=True):
+            if automaton is not None:
+                for last, length in automaton.iter(hay):
+                    hits.append((last + 1 - length, last + 1))
+        if not hits:
+            return []
+        hits.sort(key=lambda h: (h[0] - h[1], h[0]))  # longest first, then leftmost
+        spans: list[tuple[int, int, str]] = []
+        for start, end in hits:
+            if not _bounded(text, start, end) or any(s < end and start < e for s, e, _ in spans):
+                continue
+            label = self.label_of(text[start:end])
             if label is not None:
-                found.append((m.start(), m.end(), label))
-        return found
+                spans.append((start, end, label))
+        spans.sort()
+        return spans
 
     def replace(self, text: str, counts: Counter[str]) -> str:
+        """``text`` with every known value replaced; counts the replacements per label."""
+        cached = self._replaced.get(text)
+        if cached is not None:
+            new, labels = cached
+            counts.update(labels)
+            return new
+        new, labels = self._replace(text)
+        self._replaced[text] = (new, labels)
+        counts.update(labels)
+        return new
+
+    def _replace(self, text: str) -> tuple[str, list[str]]:
         spans = self.find(text)
         if not spans:
-            return text
-        results = [RecognizerResult(label, start, end, 1.0) for start, end, label in spans]
-        engine_result = self.anonymizer.anonymize(
-            text=text,
-            analyzer_results=results,
-            operators=self.operators,
-            merge_entities_with_spaces=False,
-        )
-        for item in engine_result.items:
-            counts[item.entity_type] += 1
-            self.emitted.add(item.text)
-        return engine_result.text
+            return text, []
+        parts: list[str] = []
+        labels: list[str] = []
+        cursor = 0
+        for start, end, label in spans:
+            parts.append(text[cursor:start])
+            parts.append(self._operate(text[start:end], label))
+            labels.append(label)
+            cursor = end
+        parts.append(text[cursor:])
+        return "".join(parts), labels
+
+    def _operate(self, value: str, label: str) -> str:
+        """The registered Presidio operator's substitute for one matched value (cached)."""
+        new = self._substitutes.get((value, label))
+        if new is None:
+            params = dict(self.operators[label].params, entity_type=label)
+            new = self.operator.operate(value, params)
+            self._substitutes[(value, label)] = new
+            self.emitted.add(new)
+        return new

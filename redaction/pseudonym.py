@@ -45,6 +45,7 @@ def _stream(secret: bytes, message: bytes, length: int) -> bytes:
     return out[:length]
 
 
+@lru_cache(maxsize=1 << 16)
 def key_pseudonym(value: str, key_type: str, secret: bytes, prefix: str | None = None) -> str:
     """Format-keeping pseudonym of a primary key value (deterministic in key, type and value)."""
     kept = ""
@@ -72,6 +73,7 @@ def key_pseudonym(value: str, key_type: str, secret: bytes, prefix: str | None =
     return kept + "".join(out)
 
 
+@lru_cache(maxsize=1 << 16)
 def value_token(value: str, entity_type: str, secret: bytes) -> str:
     """``<ENTITY_hex8>``: a stable stand-in for a personal value (case-insensitive)."""
     digest = hmac.new(

@@ -10,6 +10,7 @@ goes wrong sends the case to quarantine with a reason code and entity types, nev
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -29,11 +30,19 @@ from golden_distill.redaction.key_rules import (
     RuleMatcher,
 )
 from golden_distill.redaction.keys import PseudonymKey
+from golden_distill.redaction.name_dictionary import is_dictionary_name, names_in
 from golden_distill.redaction.propagation import Propagator, ValueIndex, make_anonymizer
 from golden_distill.redaction.pseudonym import key_pseudonym, value_token
 from golden_distill.redaction.slots import case_slots
 from golden_distill.redaction.verify import ScrubbedField, verify_scrubbed
-from golden_distill.redaction.walker import Slot, iter_leaves, nested_json, rewrite_json_text
+from golden_distill.redaction.walker import (
+    Slot,
+    iter_keys,
+    iter_leaves,
+    nested_json,
+    rewrite_json_strings,
+    rewrite_json_text,
+)
 
 STAGE = "redaction"
 OPTED_OUT = "tenant_opted_out"
@@ -67,6 +76,11 @@ class CaseScan:
     free_texts: list[str]
     numeric_slots: set[int]
     non_personal: set[str]
+    absorbed: bool = False
+
+
+def _no_path() -> Path:
+    return ()
 
 
 def _propagatable(value: Any) -> bool:
@@ -169,20 +183,33 @@ class Redactor:
                     index.add_key(str(leaf), rule)
                 else:
                     index.add_pii(str(leaf), rule.entity_type, propagate=_propagatable(leaf))
-        for text in free_texts:
+        key_texts = [k for slot, _ in slots if slot.is_json for k in iter_keys(slot.parsed)]
+        for text in (*free_texts, *key_texts):  # ids also hide in keys ("order:ORD-1": ...)
             for pattern, rule in self.text_patterns:
                 for m in pattern.finditer(text):
                     index.add_key(m.group(0), rule)
         return CaseScan(row, slots, index, free_texts, numeric_slots, non_personal)
 
-    def finish(self, scan: CaseScan) -> CaseRedaction:
-        """Add free-text findings, replace everywhere, recompute hashes, verify."""
-        index = scan.index
+    def absorb_findings(self, scan: CaseScan) -> None:
+        """Add the free-text findings of a scanned case to its known values."""
+        if scan.absorbed:
+            return
         for text, found in self.findings(scan.free_texts).items():
             for f in found:
                 value = text[f.start : f.end]
                 if f.score >= self.config.score_threshold and value not in scan.non_personal:
-                    index.add_pii(value, f.entity_type)
+                    scan.index.add_pii(value, f.entity_type)
+        scan.absorbed = True
+
+    def add_dictionary_names(self, scan: CaseScan, names: frozenset[str]) -> None:
+        """Names known elsewhere in the shard that this case's free text mentions."""
+        for name in names_in(scan.free_texts, names):
+            scan.index.add_pii(name, "PERSON")
+
+    def finish(self, scan: CaseScan) -> CaseRedaction:
+        """Add free-text findings, replace everywhere, recompute hashes, verify."""
+        self.absorb_findings(scan)
+        index = scan.index
         prop = index.build(self.anonymizer)
         counts: Counter[str] = Counter()
         scrubbed: list[ScrubbedField] = []
@@ -226,15 +253,15 @@ class Redactor:
         self, slot: Slot, prop: Propagator, counts: Counter[str], numeric: bool
     ) -> str:
         short = prop.local_values
-        if not numeric and not short and (prop.pattern is None or not (
-            "\\u" in slot.text or prop.pattern.search(slot.text)
-        )):
+        if not numeric and not short and not ("\\u" in slot.text or prop.has_any(slot.text)):
             return slot.text
         matcher = self.matcher
         secret = self.key.secret
 
         def on_string(value: str, path_fn: Callable[[], Path]) -> str:
             if nested_json(value) is not None:  # JSON inside a string: edit it as JSON too
+                if not numeric and not short:
+                    return rewrite_json_strings(value, lambda v: on_string(v, _no_path))
                 return rewrite_json_text(value, on_string, on_number if numeric else None)
             if value in short and isinstance(matcher.match(path_fn()), KeyRule | PiiRule):
                 label = prop.label_of(value)
@@ -259,6 +286,8 @@ class Redactor:
             prop.emitted.add(new)
             return new
 
+        if not numeric and not short:  # no key paths needed: edit string tokens only
+            return rewrite_json_strings(slot.text, lambda v: on_string(v, _no_path))
         return rewrite_json_text(slot.text, on_string, on_number if numeric else None)
 
     # -- the whole thing ----------------------------------------------------------------
@@ -275,10 +304,24 @@ class Redactor:
                 scans.append((i, self.scan(row)))
             except Exception as exc:
                 out[i] = CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__)
-        try:
+        # one batched analyzer call; if it fails, each case retries (and fails closed) below
+        with contextlib.suppress(Exception):
             self.findings([t for _, scan in scans for t in scan.free_texts])
-        except Exception:
-            pass  # each case retries (and fails closed) on its own below
+        if self.config.shard_name_dictionary:
+            names: set[str] = set()
+            for _, scan in scans:
+                try:
+                    self.absorb_findings(scan)
+                except Exception:
+                    continue  # fails closed in finish()
+                names.update(
+                    spelling
+                    for folded, spelling in scan.index.pii_spelling.items()
+                    if scan.index.pii[folded] == "PERSON" and is_dictionary_name(spelling)
+                )
+            frozen = frozenset(names)
+            for _, scan in scans:
+                self.add_dictionary_names(scan, frozen)
         for i, scan in scans:
             try:
                 out[i] = self.finish(scan)
@@ -296,4 +339,3 @@ class Redactor:
             return self.finish(self.scan(row))
         except Exception as exc:  # fail closed, and never echo the message (it may hold text)
             return CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__)
-

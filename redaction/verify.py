@@ -72,7 +72,7 @@ def verify_scrubbed(
     strings = [s for s in dict.fromkeys(_strings(fields)) if s]
 
     leftovers: set[str] = set()
-    if propagator.pattern is not None:
+    if propagator.needles:
         for s in strings:
             for _, _, label in propagator.find(_VALUE_TOKEN.sub(" ", s)):
                 leftovers.add(label)

@@ -14,7 +14,11 @@ from typing import Any
 
 import orjson
 
-from golden_distill.datasets.canonical_json import canonical_args_sha256, normalise_volatile_keys
+from golden_distill.datasets.canonical_json import (
+    DEFAULT_VOLATILE_KEYS,
+    canonical_args_sha256,
+    normalise_volatile_keys,
+)
 from golden_distill.datasets.sources.tool_catalogue import ToolCatalogue
 
 #: Quarantine reason: a tool call whose arguments are a string that is not JSON.
@@ -40,12 +44,33 @@ def json_text(value: Any) -> str | None:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def is_json_text(value: str) -> bool:
-    try:
-        orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return False
-    return True
+#: Private step key: the parsed arguments, so the hash needs no second parse (popped by finish).
+_ARGS_VALUE = "_args_value"
+
+
+def set_arguments(step: dict[str, Any], value: Any, *, keep_malformed: bool) -> str:
+    """Store recorded tool arguments in ``step`` as JSON text; ``ok``, ``kept`` or ``malformed``.
+
+    JSON text stays byte-exact and an object is dumped compactly. Text that is not JSON is
+    ``malformed`` (the caller quarantines the run) unless ``keep_malformed``, when it is stored
+    as a JSON string (``kept``).
+    """
+    if value is None:
+        return "ok"
+    if isinstance(value, str):
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            if not keep_malformed:
+                return "malformed"
+            step["arguments"] = orjson.dumps(value).decode()
+            return "kept"
+        step["arguments"] = value
+        step[_ARGS_VALUE] = parsed
+        return "ok"
+    step["arguments"] = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    step[_ARGS_VALUE] = value
+    return "ok"
 
 
 def to_utc(value: Any) -> datetime | None:
@@ -145,7 +170,10 @@ class StepFinisher:
     ) -> None:
         self.catalogue = catalogue
         self.handoff_tools = frozenset(handoff_tools)
-        self.volatile = normalise_volatile_keys(volatile_keys)
+        volatile = normalise_volatile_keys(volatile_keys)
+        # None means "the defaults" to canonical_args_sha256, which then skips re-normalising
+        # the key set on every call (a measurable share of ingest time).
+        self.volatile = None if volatile == DEFAULT_VOLATILE_KEYS else volatile
 
     def is_handoff(self, name: str) -> bool:
         return name in self.handoff_tools
@@ -163,10 +191,12 @@ class StepFinisher:
             name = step["name"]
             seen[name] = seen.get(name, 0) + 1
             step["occurrence"] = seen[name]
+            parsed = step.pop(_ARGS_VALUE, None)
             if step["arguments"] is not None:
-                step["canonical_args_sha256"] = canonical_args_sha256(
-                    step["arguments"], self.volatile
-                )
+                # a parsed object/array hashes the same as its text; scalars go by the text
+                # (canonical_args_sha256 would re-parse a parsed string)
+                source = parsed if isinstance(parsed, dict | list) else step["arguments"]
+                step["canonical_args_sha256"] = canonical_args_sha256(source, self.volatile)
             if step["kind"] in ("tool", "handoff"):
                 info = self.catalogue.lookup(name)
                 if "is_mutating" not in recorded:

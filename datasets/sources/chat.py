@@ -23,7 +23,6 @@ from golden_distill.datasets.quarantine import (
     INVALID_JSON,
     MISSING_FIELD,
     NOT_AN_OBJECT,
-    OVERSIZED_LINE,
     Quarantine,
     QuarantineEntry,
 )
@@ -36,14 +35,19 @@ from golden_distill.datasets.sources.case_rows import (
 )
 from golden_distill.datasets.sources.chat_transcript import TranscriptConverter
 from golden_distill.datasets.sources.config import IngestConfig
+from golden_distill.datasets.sources.lines import (
+    LineProblem,
+    compression_of,
+    iter_lines,
+    read_head,
+)
 from golden_distill.datasets.sources.source_io import (
     first_char,
     iter_json_array,
-    iter_lines,
-    open_uri,
     read_bytes,
 )
 from golden_distill.datasets.sources.tool_catalogue import load_tool_catalogue
+from golden_distill.datasets.sources.uris import open_binary
 
 STAGE = "ingest"
 _NATIVE_MARKERS = (b'"recordId"', b'"toolCalls"', b'"initialUserInput"')
@@ -80,8 +84,8 @@ class ChatAdapter:
 
     def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
         basename = posixpath.basename(uri.rstrip("/")) or uri
-        with open_uri(uri) as fh:
-            head = fh.read(4096)
+        with open_binary(uri) as raw:
+            head = read_head(raw, compression_of(uri), 4096)
         kept_before = self.converter.malformed_kept
         if first_char(head) == b"[":
             yield from self._read_array(uri, basename, quarantine, stats)
@@ -113,15 +117,19 @@ class ChatAdapter:
     def _read_jsonl(
         self, uri: str, basename: str, quarantine: Quarantine, stats: ReadStats
     ) -> Iterator[dict[str, Any]]:
+        """Lines read in bounded memory (oversized and truncated lines reported, not held)."""
         limit = self.config.max_line_bytes
-        with open_uri(uri) as fh:
-            for number, line in iter_lines(fh):
-                stats.records_read += 1
-                stats.bytes_read += len(line) + 1
-                if len(line) > limit:
-                    detail = f"line longer than {limit} bytes"
-                    self._reject(quarantine, uri, number, OVERSIZED_LINE, detail, None)
+        with open_binary(uri) as raw:
+            for item in iter_lines(raw, compression_of(uri), limit):
+                if isinstance(item, LineProblem):
+                    stats.records_read += 1
+                    self._reject(quarantine, uri, item.line_no, item.reason, item.detail, item.raw)
                     continue
+                number, line = item
+                stats.bytes_read += len(line) + 1
+                if not line.strip():
+                    continue
+                stats.records_read += 1
                 row = self._convert(uri, basename, number, line, quarantine)
                 if row is not None:
                     stats.cases += 1

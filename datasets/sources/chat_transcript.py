@@ -23,9 +23,9 @@ from golden_distill.datasets.sources.case_rows import (
     MALFORMED_ARGUMENTS,
     RecordProblem,
     StepFinisher,
-    is_json_text,
     json_text,
     new_step,
+    set_arguments,
     to_utc,
 )
 
@@ -156,17 +156,11 @@ class TranscriptConverter:
         if not isinstance(name, str) or not name:
             raise RecordProblem(MISSING_FIELD, f"{where}.function.name is missing")
         step = new_step(seq, "tool", name)
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            if is_json_text(arguments):
-                step["arguments"] = arguments
-            elif self.keep_malformed:
-                step["arguments"] = orjson.dumps(arguments).decode()
-                self.malformed_kept += 1
-            else:
-                raise RecordProblem(MALFORMED_ARGUMENTS, f"{where}.function.arguments")
-        elif arguments is not None:
-            step["arguments"] = json_text(arguments)
+        verdict = set_arguments(step, function.get("arguments"), keep_malformed=self.keep_malformed)
+        if verdict == "malformed":
+            raise RecordProblem(MALFORMED_ARGUMENTS, f"{where}.function.arguments")
+        if verdict == "kept":
+            self.malformed_kept += 1
         return step
 
     def _reply(self, step: dict[str, Any], message: dict[str, Any], text: str | None) -> None:

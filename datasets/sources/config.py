@@ -68,3 +68,9 @@ class IngestConfig(StrictModel):
         description="Evidence files (Parquet/CSV): tool-call rows held in memory at once; the "
         "files are split into hash buckets of trace_id so each bucket stays under this.",
     )
+    otel_max_spans_in_memory: int = Field(
+        500_000,
+        gt=0,
+        description="OTel: spans grouped by trace in memory per file; a file with more spills "
+        "them to temporary hash-bucket files and groups bucket by bucket (bounded memory).",
+    )

@@ -20,10 +20,10 @@ from golden_distill.datasets.sources.case_rows import (
     MALFORMED_ARGUMENTS,
     RecordProblem,
     StepFinisher,
-    is_json_text,
     json_text,
     new_case_row,
     new_step,
+    set_arguments,
     to_utc,
 )
 
@@ -148,12 +148,11 @@ class EvidenceAssembler:
             "handoff" if self.finisher.is_handoff(name) else "tool"
         )
         step = new_step(int(call["call_seq"]), kind, name)
-        arguments = call.get("tool_input")
-        if isinstance(arguments, str) and not is_json_text(arguments) and not self.keep_malformed:
+        verdict = set_arguments(step, call.get("tool_input"), keep_malformed=self.keep_malformed)
+        if verdict == "malformed":
             raise RecordProblem(
                 MALFORMED_ARGUMENTS, f"tool_call_trace call_id={call.get('call_id')}: tool_input"
             )
-        step["arguments"] = json_text(arguments)
         step["response"] = json_text(call.get("tool_output"))
         step["status"] = step_status(call.get("tool_status"))
         step["error"] = _str(call.get("error_text"))

@@ -150,7 +150,7 @@ class SqlEvidenceReader:
             ).fetchall()
 
     def _by_trace(
-        self, conn: Any, table: str, cols: list[str] | None, ids: Sequence[str], order: str
+        self, conn: Any, table: str, cols: list[str] | None, ids: Sequence[Any], order: str
     ) -> dict[str, list[dict[str, Any]]]:
         grouped: dict[str, list[dict[str, Any]]] = {}
         if cols is None or not ids:
@@ -172,7 +172,8 @@ class SqlEvidenceReader:
     ) -> Iterator[TraceRows | RowProblem]:
         position, last_id = 0, None
         for page in self._session_pages(conn, cols[SESSION] or []):
-            ids = sorted({str(s["trace_id"]) for s in page})
+            # ids keep the column's own type (TEXT, BIGINT, UUID...) so the lookup uses its index
+            ids = list({s["trace_id"]: None for s in page})
             calls = self._by_trace(conn, CALLS, cols[CALLS], ids, "trace_id, call_seq")
             snaps = self._by_trace(conn, SNAPSHOT, cols[SNAPSHOT], ids, "trace_id")
             for session in page:

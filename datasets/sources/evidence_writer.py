@@ -8,7 +8,8 @@ id travels in ``session_trace.case_id``). Writing streams in batches; SQLite get
 
 Targets: a folder (``file_format`` parquet or csv), ``sqlite:///path.db`` or
 ``postgresql://...``. Tables are created when missing; rows are appended (a trace that already
-exists is a primary-key error from the database, never a silent overwrite).
+exists is a primary-key error from the database, and a folder that already holds the tables is
+refused: never a silent overwrite).
 """
 
 from __future__ import annotations
@@ -174,7 +175,11 @@ class EvidenceWriter:
                     f"{redact_url(self.target)}: cannot connect ({type(exc).__name__})"
                 ) from None
         else:
-            Path(self.target).mkdir(parents=True, exist_ok=True)
+            folder = Path(self.target)
+            taken = [folder / f"{t}.{self.file_format}" for t in TABLES]
+            if any(p.exists() for p in taken):
+                raise SourceError(f"{folder}: already holds evidence tables; use an empty folder")
+            folder.mkdir(parents=True, exist_ok=True)
             return
         for table in TABLES:
             for statement in create_table_sql(table, self.dialect):
@@ -196,7 +201,17 @@ class EvidenceWriter:
         for table in TABLES:
             rows = self._buffer[table]
             if rows:
-                self._flush_table(table, rows)
+                try:
+                    self._flush_table(table, rows)
+                except Exception as exc:
+                    if not _is_integrity_error(exc):
+                        raise
+                    if self._conn is not None:
+                        self._conn.rollback()
+                    raise SourceError(
+                        f"{redact_url(self.target)}: {table}: a key is already taken (a trace "
+                        "exported before, or two cases with the same trace_id)"
+                    ) from None
                 self.counts.rows[table] += len(rows)
             self._buffer[table] = []
         self._pending_cases = 0
@@ -233,20 +248,46 @@ class EvidenceWriter:
                 copy.write_row(value)
 
     def close(self) -> EvidenceCounts:
-        self.flush()
+        """Flush what is buffered, then release files and the connection (always)."""
+        try:
+            self.flush()
+        finally:
+            self._release()
+        return self.counts
+
+    def abort(self) -> None:
+        """Drop what is buffered and not yet committed; release files and the connection."""
+        self._buffer = {t: [] for t in TABLES}
+        if self._conn is not None:
+            self._conn.rollback()
+        self._release()
+
+    def _release(self) -> None:
         for writer in self._file_writers.values():
             writer.close()
         self._file_writers = {}
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        return self.counts
 
     def __enter__(self) -> EvidenceWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def _is_integrity_error(exc: Exception) -> bool:
+    if isinstance(exc, sqlite3.IntegrityError):
+        return True
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return False
+    return isinstance(exc, psycopg.errors.IntegrityError)
 
 
 def _sqlite_values(values: list[Any]) -> list[Any]:

@@ -24,10 +24,10 @@ from golden_distill.datasets.sources.case_rows import (
     MALFORMED_ARGUMENTS,
     RecordProblem,
     StepFinisher,
-    is_json_text,
     json_text,
     new_case_row,
     new_step,
+    set_arguments,
 )
 
 RUN_OPS = ("invoke_agent",)
@@ -220,7 +220,7 @@ class TraceCaseBuilder:
             if span.op in TOOL_OPS:
                 name = span.attrs.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool ")
                 step = new_step(seq, "tool", str(name or "execute_tool"))
-                step["arguments"] = self._arguments(span)
+                self._set_arguments(step, span)
                 step["response"] = json_text(span.attrs.get("gen_ai.tool.call.result"))
             else:
                 model = span.attrs.get("gen_ai.request.model") or span.attrs.get(
@@ -244,15 +244,12 @@ class TraceCaseBuilder:
             steps.append(step)
         return steps
 
-    def _arguments(self, span: Span) -> str | None:
+    def _set_arguments(self, step: dict[str, Any], span: Span) -> None:
         value = span.attrs.get("gen_ai.tool.call.arguments")
-        if isinstance(value, str) and not is_json_text(value):
-            if not self.keep_malformed:
-                raise RecordProblem(
-                    MALFORMED_ARGUMENTS, f"span {span.span_id}: gen_ai.tool.call.arguments"
-                )
-            return orjson.dumps(value).decode()
-        return json_text(value)
+        if set_arguments(step, value, keep_malformed=self.keep_malformed) == "malformed":
+            raise RecordProblem(
+                MALFORMED_ARGUMENTS, f"span {span.span_id}: gen_ai.tool.call.arguments"
+            )
 
 
 def _str(value: Any) -> str | None:

@@ -9,11 +9,13 @@ quarantined on its own and the rest still read; a truncated file loses only its 
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
 import fsspec
+import zstandard
 
 from golden_distill.datasets.sources.base import SourceError
 
@@ -33,8 +35,14 @@ def open_uri(uri: str) -> IO[bytes]:
 
 
 def read_bytes(uri: str) -> bytes:
+    """The whole (decompressed) content; a broken compressed stream is a ``SourceError``."""
     with open_uri(uri) as fh:
-        return fh.read()
+        try:
+            return fh.read()
+        except (EOFError, zlib.error, OSError, zstandard.ZstdError) as exc:
+            raise SourceError(
+                f"{uri}: compressed stream is truncated or corrupt ({type(exc).__name__})"
+            ) from None
 
 
 def first_char(head: bytes) -> bytes:
@@ -95,11 +103,3 @@ def iter_json_array(data: bytes) -> Iterator[ArrayItem]:
         gap = data[last_end:].strip(_GAP_CHARS)
         index += 1
         yield ArrayItem(index, gap, "truncated_stream")
-
-
-def iter_lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, line without newline) for every non-blank line."""
-    for number, line in enumerate(fh, start=1):
-        stripped = line.strip()
-        if stripped:
-            yield number, stripped

@@ -116,8 +116,16 @@ def write_case_files(
 
 
 def write_clusters(clusters: pa.Table, out_dir: Path) -> dict[str, Any]:
+    """Clusters in a canonical row order (by every flat column), so that the same clusters
+    produced in another order (a parallel group-by) still give the same bytes."""
+    keys = [
+        (f.name, "ascending")
+        for f in clusters.schema
+        if not pa.types.is_nested(f.type) and not pa.types.is_dictionary(f.type)
+    ]
+    ordered = clusters.sort_by(keys) if keys and clusters.num_rows else clusters
     path = out_dir / CLUSTERS_NAME
-    pq.write_table(clusters.combine_chunks(), path, compression="zstd")
+    pq.write_table(ordered.combine_chunks(), path, compression="zstd")
     return file_entry(path, role="clusters", rows=clusters.num_rows)
 
 

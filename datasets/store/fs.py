@@ -50,6 +50,11 @@ class StoreFS:
         self.root = str(Path(root).resolve()) if self.is_local else root.rstrip("/")
         self.storage_options = dict(storage_options or {})
 
+    @property
+    def supports_conditional_update(self) -> bool:
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
+        return self.is_local or any(p in ("s3", "s3a") for p in protocols)
+
     # -- paths -------------------------------------------------------------------------------
     def abs(self, rel: str) -> str:
         return f"{self.root}/{rel}" if rel else self.root
@@ -200,6 +205,11 @@ class StoreFS:
                 if new is not None and new != old:
                     self.write_atomic(rel, new)
                 return old, (old if new is None else new)
+        if not self.supports_conditional_update:
+            raise StoreError(
+                f"store {self.url!r}: moving aliases needs conditional writes, implemented for "
+                "local folders and S3 (If-Match); this backend is not supported yet"
+            )
         path = self.abs(rel)
         for _ in range(attempts):
             self.fs.invalidate_cache(path)

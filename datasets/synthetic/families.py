@@ -44,7 +44,7 @@ class Family:
     lang: str
     scenario: Scenario
     request: BaseRequest
-    secrets_in_args: bool
+    secrets_in_args: str | None  # None | "auth" (API key) | "headers" (Bearer token)
     #: wording seeds still to emit, in emission order (repeats = an exact-duplicate group)
     pending: list[int] = field(default_factory=list)
     #: wording seed -> exact-duplicate group id, for seeds planned more than once
@@ -60,16 +60,24 @@ class Member:
 
 
 class FamilyPlanner:
-    def __init__(self, rng: random.Random, open_per_language: int = OPEN_FAMILIES_PER_LANGUAGE):
+    def __init__(self, rng: random.Random, open_per_language: int = OPEN_FAMILIES_PER_LANGUAGE,
+                 prefix: str = "") -> None:  # fmt: skip
         self._rng = rng
+        self._prefix = prefix
         self._open: dict[str, list[Family]] = {"en": [], "zh": []}
         self._open_target = open_per_language
         self.families_created = 0
 
-    def new_family(self, lang: str, components: tuple[str, str, str] | None = None,
-                   size: int | None = None, *, ambiguous: bool = False,
-                   scenario: Scenario | None = None,
-                   request: BaseRequest | None = None) -> Family:  # fmt: skip
+    def new_family(
+        self,
+        lang: str,
+        components: tuple[str, str, str] | None = None,
+        size: int | None = None,
+        *,
+        ambiguous: bool = False,
+        scenario: Scenario | None = None,
+        request: BaseRequest | None = None,
+    ) -> Family:
         rng = self._rng
         self.families_created += 1
         fam_rng = random.Random(rng.getrandbits(64))
@@ -77,15 +85,16 @@ class FamilyPlanner:
             hv, rec, ho = components or choose_components(fam_rng)
             scenario = build_scenario(fam_rng, hv, rec, ho)
         secrets = fam_rng.random() < 0.15
-        planned = plan_request(fam_rng, lang, scenario.main_tool, secrets=secrets,
-                               ambiguous=ambiguous)  # fmt: skip
+        planned = plan_request(
+            fam_rng, lang, scenario.main_tool, secrets=secrets, ambiguous=ambiguous
+        )
         request = request or planned
         family = Family(
-            family_id=f"fam-{self.families_created:08d}",
+            family_id=f"fam-{self._prefix}{self.families_created:08d}",
             lang=lang,
             scenario=scenario,
             request=request,
-            secrets_in_args=fam_rng.random() < 0.2,
+            secrets_in_args=fam_rng.choice(("auth", "headers")) if fam_rng.random() < 0.2 else None,
         )
         n = size if size is not None else planned_size(fam_rng)
         seeds = [fam_rng.getrandbits(63) for _ in range(n)]

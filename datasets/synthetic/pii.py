@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TypeVar
 
 from faker import Faker
 
@@ -45,16 +48,58 @@ ENTITY_TYPES: tuple[str, ...] = (
     PASSWORD,
 )
 
+T = TypeVar("T")
 _ALNUM = string.ascii_letters + string.digits
 _UPPER_ALNUM = string.ascii_uppercase + string.digits
 _B64URL = string.ascii_letters + string.digits + "-_"
-_CN_MOBILE_PREFIXES = ("134", "135", "136", "138", "139", "150", "151", "158", "159", "182",
-                       "186", "187", "188", "130", "131", "132", "155", "156", "133", "153",
-                       "180", "181", "189", "177", "199")  # fmt: skip
-_CN_AREA_CODES = ("110101", "110105", "310104", "310115", "440103", "440305", "330106", "320102",
-                  "510104", "420102", "610113", "370202")  # fmt: skip
+_CN_MOBILE_PREFIXES = (
+    "134",
+    "135",
+    "136",
+    "138",
+    "139",
+    "150",
+    "151",
+    "158",
+    "159",
+    "182",
+    "186",
+    "187",
+    "188",
+    "130",
+    "131",
+    "132",
+    "155",
+    "156",
+    "133",
+    "153",
+    "180",
+    "181",
+    "189",
+    "177",
+    "199",
+)
+_CN_AREA_CODES = (
+    "110101",
+    "110105",
+    "310104",
+    "310115",
+    "440103",
+    "440305",
+    "330106",
+    "320102",
+    "510104",
+    "420102",
+    "610113",
+    "370202",
+)
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
+
+
+def pick(rng: random.Random, seq: Sequence[T]) -> T:
+    """``rng.choice`` at half the cost (one float draw): it is called millions of times."""
+    return seq[int(rng.random() * len(seq))]
 
 
 def luhn_check_digit(body: str) -> str:
@@ -141,27 +186,27 @@ class PiiPools:
     def persona(self, rng: random.Random, lang: str) -> Persona:
         if lang == "zh":
             return Persona(
-                name=rng.choice(self.zh_names),
-                email=rng.choice(self.zh_emails),
+                name=pick(rng, self.zh_names),
+                email=pick(rng, self.zh_emails),
                 phone=self.cn_mobile(rng),
                 phone_type=CN_MOBILE,
-                address=rng.choice(self.zh_addresses),
+                address=pick(rng, self.zh_addresses),
             )
         return Persona(
-            name=rng.choice(self.en_names),
-            email=rng.choice(self.en_emails),
-            phone=rng.choice(self.en_phones),
+            name=pick(rng, self.en_names),
+            email=pick(rng, self.en_emails),
+            phone=pick(rng, self.en_phones),
             phone_type=PHONE,
-            address=rng.choice(self.en_addresses),
+            address=pick(rng, self.en_addresses),
         )
 
     def company(self, rng: random.Random, lang: str) -> str:
-        return rng.choice(self.zh_companies if lang == "zh" else self.en_companies)
+        return pick(rng, self.zh_companies if lang == "zh" else self.en_companies)
 
     # -- generated, checksum-valid ------------------------------------------------------------
     @staticmethod
     def cn_mobile(rng: random.Random) -> str:
-        return f"{rng.choice(_CN_MOBILE_PREFIXES)}{rng.randrange(10**8):08d}"
+        return f"{pick(rng, _CN_MOBILE_PREFIXES)}{rng.getrandbits(40) % 10**8:08d}"
 
     @staticmethod
     def cn_resident_id(rng: random.Random) -> str:
@@ -175,13 +220,15 @@ class PiiPools:
     @staticmethod
     def bank_card(rng: random.Random) -> str:
         """A UnionPay-style debit card number (62 prefix, 19 digits, Luhn-valid)."""
-        body = "62" + rng.choice(("2202", "2848", "1700", "1483", "2588")) + "".join(
-            rng.choices(string.digits, k=12)
+        body = (
+            "62"
+            + rng.choice(("2202", "2848", "1700", "1483", "2588"))
+            + "".join(rng.choices(string.digits, k=12))
         )
         return body + luhn_check_digit(body)
 
     def credit_card(self, rng: random.Random) -> str:
-        return rng.choice(self.en_cards)
+        return pick(rng, self.en_cards)
 
     @staticmethod
     def iban(rng: random.Random) -> str:
@@ -212,3 +259,9 @@ class PiiPools:
     @staticmethod
     def password(rng: random.Random) -> str:
         return "".join(rng.choices(_ALNUM, k=rng.randint(10, 14))) + rng.choice("!#%&*")
+
+
+@lru_cache(maxsize=4)
+def pools_for(seed: int) -> PiiPools:
+    """The pools of a seed, built once per process (they are immutable after construction)."""
+    return PiiPools(seed)

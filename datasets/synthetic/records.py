@@ -10,6 +10,7 @@ exactly where it landed.
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +19,7 @@ import orjson
 
 from golden_distill.datasets.synthetic.catalogue import TOOLS
 from golden_distill.datasets.synthetic.families import Member
-from golden_distill.datasets.synthetic.pii import PiiPools
+from golden_distill.datasets.synthetic.pii import PiiPools, pick
 from golden_distill.datasets.synthetic.scenarios import amount_for, confidence_for
 from golden_distill.datasets.synthetic.slots import (
     KEY_SLOTS,
@@ -29,21 +30,38 @@ from golden_distill.datasets.synthetic.slots import (
 from golden_distill.datasets.synthetic.text import answer_text, fill_text, reword
 
 _ERRORS = (
-    ("upstream {system} timed out after 30000 ms while loading customer {email}",
-     "503 Service Unavailable: {system} rejected API key {api_key}",
-     "validation failed: contact {person} ({phone}) is locked"),
-    ("{system}接口超时（30000毫秒），客户{email}", "503：{system}拒绝了密钥{api_key}",
-     "校验失败：联系人{person}（{phone}）已锁定"),
-)  # fmt: skip
-_MEMORY_NOTES = (("prefers contact via {phone}", "asked about the {topic} last week"),
-                 ("偏好电话联系{phone}", "上周问过{topic}"))  # fmt: skip
-_CHUNKS = (("Escalation contact for {topic}: {person2}, {email2}.",
-            "Policy: changes to {topic} orders need a supervisor sign-off above the limit."),
-           ("{topic}的升级联系人：{person2}，{email2}。", "规定：{topic}订单变更超过限额需主管审批。"))  # fmt: skip
+    (
+        "upstream {system} timed out after 30000 ms while loading customer {email}",
+        "503 Service Unavailable: {system} rejected API key {api_key}",
+        "validation failed: contact {person} ({phone}) is locked",
+    ),
+    (
+        "{system}接口超时（30000毫秒），客户{email}",
+        "503：{system}拒绝了密钥{api_key}",
+        "校验失败：联系人{person}（{phone}）已锁定",
+    ),
+)
+_MEMORY_NOTES = (
+    ("prefers contact via {phone}", "asked about the {topic} last week"),
+    ("偏好电话联系{phone}", "上周问过{topic}"),
+)
+_CHUNKS = (
+    (
+        "Escalation contact for {topic}: {person2}, {email2}.",
+        "Policy: changes to {topic} orders need a supervisor sign-off above the limit.",
+    ),
+    ("{topic}的升级联系人：{person2}，{email2}。", "规定：{topic}订单变更超过限额需主管审批。"),
+)
 _AGENTS = ("2.3.1", "2.3.2", "2.4.0")
 _MODELS = ("provider/model-2026-10", "provider/model-mini-2026-09")
-_END_STATUS = {"success": "success", "handed_off": "handed_off", "failed": "failed",
-               "abandoned": "abandoned", "reward_zero": "success", "state_failed": "success"}  # fmt: skip
+_END_STATUS = {
+    "success": "success",
+    "handed_off": "handed_off",
+    "failed": "failed",
+    "abandoned": "abandoned",
+    "reward_zero": "success",
+    "state_failed": "success",
+}
 _COMPILED = {n: (compile_template(t.args), compile_template(t.response)) for n, t in TOOLS.items()}
 BASE_EPOCH_MS = 1_795_824_000_000  # 2026-11-28T00:00:00Z: records span the week before it
 
@@ -80,8 +98,16 @@ def _text_values(slots: dict[str, Any], request_topic: tuple[str, str], amount: 
     return values
 
 
-def build_record(member: Member, value_seed: int, ctx: SessionContext, *, record_id: str,
-                 trace_id: str, turn_index: int, pools: PiiPools) -> BuiltRecord:  # fmt: skip
+def build_record(
+    member: Member,
+    value_seed: int,
+    ctx: SessionContext,
+    *,
+    record_id: str,
+    trace_id: str,
+    turn_index: int,
+    pools: PiiPools,
+) -> BuiltRecord:
     fam = member.family
     sc = fam.scenario
     lang = fam.lang
@@ -90,11 +116,23 @@ def build_record(member: Member, value_seed: int, ctx: SessionContext, *, record
     vrng = random.Random(value_seed)
     slots = draw_slots(vrng, pools, lang)
     slots["topic"] = fam.request.topic
-    slots["amount_read"] = slots["amount_read_high"] if sc.amount_read_high else slots["amount_small"]
-    step_amounts = [amount_for(s.amount, vrng) if TOOLS[s.tool].mutating else None
-                    for s in sc.steps]  # fmt: skip
-    main_amount = next((a for a, s in zip(step_amounts, sc.steps, strict=True)
-                        if a is not None and TOOLS[s.tool].amount_path), slots["amount_small"])  # fmt: skip
+    # Part of the wording, shared by exact duplicates: the company and the currency.
+    slots["company"] = pools.company(srng, lang)
+    slots["currency"] = "CNY" if lang == "zh" else srng.choice(("USD", "EUR"))
+    slots["amount_read"] = (
+        slots["amount_read_high"] if sc.amount_read_high else slots["amount_small"]
+    )
+    step_amounts = [
+        amount_for(s.amount, vrng) if TOOLS[s.tool].mutating else None for s in sc.steps
+    ]
+    main_amount = next(
+        (
+            a
+            for a, s in zip(step_amounts, sc.steps, strict=True)
+            if a is not None and TOOLS[s.tool].amount_path
+        ),
+        slots["amount_small"],
+    )
     values = _text_values(slots, (fam.request.topic, fam.request.topic2), main_amount)
     user_text = fill_text(reword(fam.request, srng), values)
 
@@ -107,11 +145,11 @@ def build_record(member: Member, value_seed: int, ctx: SessionContext, *, record
         make_args, make_response = _COMPILED[spec.tool]
         args = make_args(slots)
         if i == 0 and fam.secrets_in_args:
-            if srng.random() < 0.5:
+            if fam.secrets_in_args == "auth":
                 args["auth"] = {"apiKey": slots["api_key"]}
             else:
                 args["headers"] = {"Authorization": "Bearer " + slots["token"]}
-        latency = 30_000 if spec.status == "timeout" else srng.randint(40, 900)
+        latency = 30_000 if spec.status == "timeout" else 40 + int(srng.random() * 860)
         call: dict[str, Any] = {
             "stepIndex": i,
             "parentStep": None,
@@ -129,7 +167,7 @@ def build_record(member: Member, value_seed: int, ctx: SessionContext, *, record
         if emit_system and tool.system is not None:
             call["system"] = tool.system
         call["latencyMs"] = latency
-        call["tokens"] = srng.randint(80, 1_200)
+        call["tokens"] = 80 + int(srng.random() * 1_120)
         call["timestampMs"] = t
         t += latency + 5
         calls.append(call)
@@ -145,8 +183,9 @@ def build_record(member: Member, value_seed: int, ctx: SessionContext, *, record
         memory["recentOrders"] = [slots["order_id"]]
     chunks = []
     for tpl in _CHUNKS[li][: srng.randint(0, 2)]:
-        chunks.append({"text": fill_text(tpl, values), "indexSnapshotId": "kb@41",
-                       "query": fam.request.topic})  # fmt: skip
+        chunks.append(
+            {"text": fill_text(tpl, values), "indexSnapshotId": "kb@41", "query": fam.request.topic}
+        )
     conf = confidence_for(sc.conf_mode, srng)
     intent: dict[str, Any] = {"name": sc.main_tool.split("_", 1)[1]}
     if conf is not None:
@@ -168,8 +207,8 @@ def build_record(member: Member, value_seed: int, ctx: SessionContext, *, record
         "traceId": trace_id,
         "userId": ctx.user_id,
         "recordedAt": iso_ms(ctx.start_ms + turn_index * 60_000),
-        "agentVersion": srng.choice(_AGENTS),
-        "modelIdentifier": srng.choice(_MODELS),
+        "agentVersion": pick(srng, _AGENTS),
+        "modelIdentifier": pick(srng, _MODELS),
         "modelParams": {"temperature": 0},
         "systemPromptVersion": "sha256:" + f"{srng.getrandbits(64):016x}",
         "promptVariables": {"tenant": ctx.tenant_id},
@@ -197,33 +236,47 @@ def build_record(member: Member, value_seed: int, ctx: SessionContext, *, record
     pii_values.append((slots["phone_type"], slots["phone"]))
     pii_values += ctx.history_values
     keys = [(ktype, slots[name]) for name, ktype in KEY_SLOTS.items()]
-    keys += [("user", ctx.user_id), ("tenant", ctx.tenant_id), ("session", ctx.session_id),
-             ("trace", trace_id)]  # fmt: skip
+    keys += [
+        ("user", ctx.user_id),
+        ("tenant", ctx.tenant_id),
+        ("session", ctx.session_id),
+        ("trace", trace_id),
+    ]
     return BuiltRecord(rec, pii_values, keys, user_text, answer)
 
 
-def _areas(rec: dict[str, Any]) -> list[tuple[str, bytes]]:
+def _areas(rec: dict[str, Any]) -> tuple[list[str], list[int], bytes]:
+    """Area names, their start offsets and all areas joined (NUL-separated) for one search."""
     dumps = orjson.dumps
     ctx = rec["context"]
-    areas = [
-        ("initialUserInput", rec["initialUserInput"].encode()),
-        ("finalOutputText", rec["finalOutputText"].encode()),
-        ("context.messages", dumps(ctx["messages"])),
-        ("context.memory", dumps(ctx["memory"])),
-        ("context.retrievedChunks", dumps(ctx["retrievedChunks"])),
+    names = ["initialUserInput", "finalOutputText", "context.messages", "context.memory",
+             "context.retrievedChunks"]  # fmt: skip
+    blobs = [
+        rec["initialUserInput"].encode(),
+        rec["finalOutputText"].encode(),
+        dumps(ctx["messages"]),
+        dumps(ctx["memory"]),
+        dumps(ctx["retrievedChunks"]),
     ]
     for i, call in enumerate(rec["toolCalls"]):
-        areas.append((f"toolCalls[{i}].arguments", dumps(call["arguments"])))
+        names.append(f"toolCalls[{i}].arguments")
+        blobs.append(dumps(call["arguments"]))
         if call["response"] is not None:
-            areas.append((f"toolCalls[{i}].response", dumps(call["response"])))
+            names.append(f"toolCalls[{i}].response")
+            blobs.append(dumps(call["response"]))
         if call["error"] is not None:
-            areas.append((f"toolCalls[{i}].error", dumps(call["error"])))
-    return areas
+            names.append(f"toolCalls[{i}].error")
+            blobs.append(dumps(call["error"]))
+    starts, pos = [], 0
+    for blob in blobs:
+        starts.append(pos)
+        pos += len(blob) + 1
+    return names, starts, b"\0".join(blobs)
 
 
 def locate(built: BuiltRecord, line: bytes) -> tuple[list[list[Any]], list[list[str]]]:
     """Which planted values the written line holds, and in which areas (for the truth)."""
-    areas: list[tuple[str, bytes]] | None = None
+    areas: tuple[list[str], list[int], bytes] | None = None
     pii_out: list[list[Any]] = []
     seen: set[tuple[str, str]] = set()
     for etype, value in built.pii:
@@ -235,7 +288,14 @@ def locate(built: BuiltRecord, line: bytes) -> tuple[list[list[Any]], list[list[
             continue
         if areas is None:
             areas = _areas(built.record)
-        where = [name for name, blob in areas if needle in blob]
+        names, starts, joined = areas
+        where = []
+        pos = joined.find(needle)
+        while pos != -1:
+            idx = bisect_right(starts, pos) - 1
+            where.append(names[idx])
+            nxt = starts[idx + 1] if idx + 1 < len(starts) else len(joined)
+            pos = joined.find(needle, nxt)
         if where:
             pii_out.append([etype, value, where])
     keys_out = []

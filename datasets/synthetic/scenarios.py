@@ -43,20 +43,40 @@ REDACTED = "redacted"
 SELECTION_FUNNELS: tuple[str, ...] = (HIGH_VALUE, RECOVERY, HANDOFF)
 
 HV_WEIGHTS: dict[str, float] = {
-    "none": 0.60, "pos_two_systems": 0.06, "pos_amount_high": 0.05, "pos_amount_edge": 0.02,
-    "pos_long": 0.03, "neg_edge_amount": 0.05, "neg_single_system_many_writes": 0.05,
-    "neg_19_steps": 0.03, "neg_long_no_write": 0.03, "neg_failed_write": 0.04,
+    "none": 0.60,
+    "pos_two_systems": 0.06,
+    "pos_amount_high": 0.05,
+    "pos_amount_edge": 0.02,
+    "pos_long": 0.03,
+    "neg_edge_amount": 0.05,
+    "neg_single_system_many_writes": 0.05,
+    "neg_19_steps": 0.03,
+    "neg_long_no_write": 0.03,
+    "neg_failed_write": 0.04,
     "neg_amount_in_read": 0.04,
-}  # fmt: skip
+}
 REC_WEIGHTS: dict[str, float] = {
-    "none": 0.66, "pos_same": 0.08, "pos_same_at_3": 0.03, "pos_alternative": 0.04,
-    "neg_never_retried": 0.05, "neg_late_retry": 0.04, "neg_ended_failed": 0.05,
-    "neg_retry_failed": 0.03, "neg_non_alternative": 0.02,
-}  # fmt: skip
+    "none": 0.66,
+    "pos_same": 0.08,
+    "pos_same_at_3": 0.03,
+    "pos_alternative": 0.04,
+    "neg_never_retried": 0.05,
+    "neg_late_retry": 0.04,
+    "neg_ended_failed": 0.05,
+    "neg_retry_failed": 0.03,
+    "neg_non_alternative": 0.02,
+}
 HO_WEIGHTS: dict[str, float] = {
-    "none": 0.68, "pos_tool": 0.06, "pos_kind": 0.03, "pos_flag": 0.03, "pos_intent_low": 0.04,
-    "pos_low_conf": 0.03, "neg_conf_edge": 0.05, "neg_lookalike": 0.04, "neg_declined": 0.04,
-}  # fmt: skip
+    "none": 0.68,
+    "pos_tool": 0.06,
+    "pos_kind": 0.03,
+    "pos_flag": 0.03,
+    "pos_intent_low": 0.04,
+    "pos_low_conf": 0.03,
+    "neg_conf_edge": 0.05,
+    "neg_lookalike": 0.04,
+    "neg_declined": 0.04,
+}
 _HV_ONE_SYSTEM_NEG = {
     "neg_edge_amount",
     "neg_single_system_many_writes",
@@ -137,8 +157,12 @@ def _writes_segment(rng: random.Random, hv: str, ho: str) -> list[StepSpec]:
         return [StepSpec(rng.choice(WRITE_TOOLS[s])) for s in systems]
     if hv in ("pos_amount_high", "pos_amount_edge", "neg_edge_amount", "neg_failed_write"):
         tool = rng.choice(AMOUNT_WRITES)
-        mode = {"pos_amount_high": "high", "pos_amount_edge": "edge_high",
-                "neg_edge_amount": "edge_low", "neg_failed_write": "high"}[hv]  # fmt: skip
+        mode = {
+            "pos_amount_high": "high",
+            "pos_amount_edge": "edge_high",
+            "neg_edge_amount": "edge_low",
+            "neg_failed_write": "high",
+        }[hv]
         status = rng.choice(("error", "timeout")) if hv == "neg_failed_write" else "ok"
         steps = [StepSpec(tool, status=status, amount=mode)]
         if hv.startswith("pos") and rng.random() < 0.4:
@@ -210,8 +234,11 @@ def build_scenario(rng: random.Random, hv: str, rec: str, ho: str) -> Scenario:
     elif ho == "pos_kind":
         tail.append(StepSpec("route_to_human_queue", kind="handoff"))
     core = len(pre) + len(rec_seg) + len(writes) + len(tail)
-    target = {"pos_long": rng.randint(20, 26), "neg_19_steps": 19,
-              "neg_long_no_write": rng.randint(20, 24)}.get(hv)  # fmt: skip
+    target = {
+        "pos_long": rng.randint(20, 26),
+        "neg_19_steps": 19,
+        "neg_long_no_write": rng.randint(20, 24),
+    }.get(hv)
     if target is not None and core < target:
         pre = [StepSpec(rng.choice(read_pool)) for _ in range(target - core)] + pre
     steps = tuple(pre + rec_seg + writes + tail)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from golden_distill.datasets.synthetic import pii
+from golden_distill.datasets.synthetic.pii import pick
 
 #: slot name -> entity type of personal slots (the truth lists a value only where it appears)
 PII_SLOTS: dict[str, str] = {
@@ -41,7 +42,7 @@ _SLOT_RE = re.compile(r"\$([a-z_0-9]+)")
 
 
 def _num(rng: random.Random, k: int) -> str:
-    return f"{rng.randrange(10**k):0{k}d}"
+    return f"{rng.getrandbits(40) % 10**k:0{k}d}"
 
 
 def draw_slots(rng: random.Random, pools: pii.PiiPools, lang: str) -> dict[str, Any]:
@@ -55,11 +56,11 @@ def draw_slots(rng: random.Random, pools: pii.PiiPools, lang: str) -> dict[str, 
         "person2": other.name,
         "email2": other.email,
         "company": pools.company(rng, lang),
-        "iban": rng.choice(pools.ibans),
-        "bank_card": rng.choice(pools.bank_cards),
-        "api_key": rng.choice(pools.api_keys),
-        "token": rng.choice(pools.tokens),
-        "password": rng.choice(pools.passwords),
+        "iban": pick(rng, pools.ibans),
+        "bank_card": pick(rng, pools.bank_cards),
+        "api_key": pick(rng, pools.api_keys),
+        "token": pick(rng, pools.tokens),
+        "password": pick(rng, pools.passwords),
         "order_id": f"ORD-{_num(rng, 6)}",
         "customer_id": f"CUST-{_num(rng, 8)}",
         "account_id": f"ACC-{_num(rng, 8)}",
@@ -79,14 +80,14 @@ def draw_slots(rng: random.Random, pools: pii.PiiPools, lang: str) -> dict[str, 
         "vendor": f"VEND-{_num(rng, 4)}",
         "doc_id": f"KB-{_num(rng, 4)}",
         "request_id": f"req-{rng.getrandbits(64):016x}",
-        "date": f"2026-12-{rng.randint(1, 28):02d}",
-        "qty": rng.randint(1, 500),
+        "date": f"2026-12-{1 + rng.getrandbits(16) % 28:02d}",
+        "qty": 1 + rng.getrandbits(16) % 500,
         "amount_small": round(rng.uniform(5, 9_500), 2),
         "amount_read_high": round(rng.uniform(20_000, 400_000), 2),
     }
     # Language-specific values (drawn in both cases so the random stream stays aligned).
     card = pools.credit_card(rng)
-    cn_id = rng.choice(pools.cn_ids)
+    cn_id = pick(rng, pools.cn_ids)
     if lang == "zh":
         slots["card"] = slots["bank_card"]
         slots["cn_id"] = cn_id

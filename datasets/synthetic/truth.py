@@ -10,7 +10,7 @@ the sidecar as records are written, so a 1M-session corpus never holds its truth
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -89,12 +89,19 @@ class Truth:
                 out[r.exact_group].append(r.record_id)
         return {k: v for k, v in out.items() if len(v) >= 2}
 
-    def expected_funnels(self, record_id: str, *, opt_out_tenants: tuple[str, ...] = (),
-                         include_redacted: bool = False) -> set[str]:  # fmt: skip
+    def expected_funnels(
+        self,
+        record_id: str,
+        *,
+        opt_out_tenants: tuple[str, ...] = (),
+        include_redacted: bool = False,
+    ) -> set[str]:
         """Funnels a record belongs to under the default config (quotas off).
 
-        ``redacted`` is expected for every record whose tenant is not opted out (every planted
-        value is one the default redaction config can find); ask for it explicitly.
+        ``redacted`` is expected for every record whose tenant is not opted out, provided the
+        redaction step verifies it: the generator plants nothing meant to defeat redaction, so a
+        record of a kept tenant that fails verification is a redaction finding. Ask for it
+        explicitly with ``include_redacted``.
         """
         r = self.records[record_id]
         out = set(r.funnels)
@@ -106,28 +113,44 @@ class Truth:
         return {rid for rid, r in self.records.items() if funnel in r.funnels}
 
 
-class TruthWriter:
-    """Streams per-record truth to the sidecar and keeps the counters of the summary."""
+_COUNTERS = ("funnel_counts", "scenario_counts", "tenant_record_counts", "pii_counts",
+             "key_counts", "records_per_file")  # fmt: skip
 
-    def __init__(self, out_dir: Path) -> None:
-        self.out_dir = out_dir
-        self._fh: IO[bytes] = (out_dir / RECORDS_SIDECAR).open("wb")
+
+class TruthWriter:
+    """Streams one shard's per-record truth to a part file and keeps that shard's counters.
+
+    Shards are generated independently (possibly in parallel processes); ``write_truth`` then
+    concatenates the parts in shard order and merges the counters, so the result does not
+    depend on how many processes ran.
+    """
+
+    def __init__(self, part: Path) -> None:
+        self.part = part
+        self._fh: IO[bytes] = part.open("wb")
         self.valid_records = 0
-        self.funnel_counts: Counter[str] = Counter()
-        self.scenario_counts: Counter[str] = Counter()
-        self.tenant_counts: Counter[str] = Counter()
-        self.pii_counts: Counter[str] = Counter()
-        self.key_counts: Counter[str] = Counter()
-        self.records_per_file: Counter[str] = Counter()
-        self.family_ids_seen = 0
         self.exact_members = 0
+        self.families = 0
+        self.counters: dict[str, Counter[str]] = {name: Counter() for name in _COUNTERS}
         self.broken: list[dict[str, Any]] = []
         self.lost: list[str] = []
         self.pairs: list[list[str]] = []
 
-    def record(self, *, record_id: str, session_id: str, tenant_id: str, file: str, line: int,
-               family: str, exact_group: str | None, scenario: str, funnels: tuple[str, ...],
-               pii: list[list[Any]], keys: list[list[str]]) -> None:  # fmt: skip
+    def record(
+        self,
+        *,
+        record_id: str,
+        session_id: str,
+        tenant_id: str,
+        file: str,
+        line: int,
+        family: str,
+        exact_group: str | None,
+        scenario: str,
+        funnels: tuple[str, ...],
+        pii: list[list[Any]],
+        keys: list[list[str]],
+    ) -> None:
         self._fh.write(
             orjson.dumps(
                 {
@@ -146,42 +169,66 @@ class TruthWriter:
             )
             + b"\n"
         )
+        c = self.counters
         self.valid_records += 1
-        self.funnel_counts.update(funnels)
-        self.scenario_counts[scenario] += 1
-        self.tenant_counts[tenant_id] += 1
-        self.records_per_file[file] += 1
-        self.pii_counts.update(p[0] for p in pii)
-        self.key_counts.update(k[0] for k in keys)
+        c["funnel_counts"].update(funnels)
+        c["scenario_counts"][scenario] += 1
+        c["tenant_record_counts"][tenant_id] += 1
+        c["records_per_file"][file] += 1
+        c["pii_counts"].update(p[0] for p in pii)
+        c["key_counts"].update(k[0] for k in keys)
         if exact_group:
             self.exact_members += 1
 
     def broken_line(self, *, file: str, line: int, reason: str, record_id: str | None) -> None:
         self.broken.append({"file": file, "line": line, "reason": reason, "record_id": record_id})
 
-    def close(self, summary: dict[str, Any]) -> dict[str, Any]:
+    def close(self) -> dict[str, Any]:
+        """Close the part; the shard's counters as plain data (picklable across processes)."""
         self._fh.close()
-        summary = {
-            "format": TRUTH_FORMAT,
-            **summary,
+        return {
+            "part": str(self.part),
             "valid_records": self.valid_records,
-            "records_sidecar": RECORDS_SIDECAR,
-            "records_per_file": dict(sorted(self.records_per_file.items())),
-            "broken_lines": self.broken,
-            "broken_counts": dict(sorted(Counter(b["reason"] for b in self.broken).items())),
-            "lost_record_ids": self.lost,
-            "funnel_counts": dict(sorted(self.funnel_counts.items())),
-            "scenario_counts": dict(sorted(self.scenario_counts.items())),
-            "tenant_record_counts": dict(sorted(self.tenant_counts.items())),
-            "pii_counts": dict(sorted(self.pii_counts.items())),
-            "key_counts": dict(sorted(self.key_counts.items())),
             "exact_group_members": self.exact_members,
+            "family_count": self.families,
+            "counters": {k: dict(v) for k, v in self.counters.items()},
+            "broken_lines": self.broken,
+            "lost_record_ids": self.lost,
             "same_text_pairs": self.pairs,
         }
-        (self.out_dir / "_truth.json").write_bytes(
-            orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n"
-        )
-        return summary
+
+
+def write_truth(out_dir: Path, states: list[dict[str, Any]], head: dict[str, Any]) -> dict:
+    """Concatenate the shards' parts into the sidecar and write the merged ``_truth.json``."""
+    with (out_dir / RECORDS_SIDECAR).open("wb") as out:
+        for state in states:
+            part = Path(state["part"])
+            with part.open("rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    out.write(chunk)
+            part.unlink()
+    merged: dict[str, Counter[str]] = {name: Counter() for name in _COUNTERS}
+    for state in states:
+        for name in _COUNTERS:
+            merged[name].update(state["counters"][name])
+    broken = sorted(
+        (b for s in states for b in s["broken_lines"]), key=lambda b: (b["file"], b["line"])
+    )
+    summary = {
+        "format": TRUTH_FORMAT,
+        **head,
+        "valid_records": sum(s["valid_records"] for s in states),
+        "records_sidecar": RECORDS_SIDECAR,
+        "broken_lines": broken,
+        "broken_counts": dict(sorted(Counter(b["reason"] for b in broken).items())),
+        "lost_record_ids": [r for s in states for r in s["lost_record_ids"]],
+        "family_count": sum(s["family_count"] for s in states),
+        "exact_group_members": sum(s["exact_group_members"] for s in states),
+        "same_text_pairs": [p for s in states for p in s["same_text_pairs"]],
+        **{name: dict(sorted(merged[name].items())) for name in _COUNTERS},
+    }
+    (out_dir / TRUTH_FILE).write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
+    return summary
 
 
 def load_truth(out_dir: Path | str) -> Truth:

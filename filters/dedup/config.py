@@ -16,20 +16,20 @@ from golden_distill.datasets.config_model import StrictModel
 
 
 class FeatureWeights(StrictModel):
-    """How much each view of a run counts in the combined near-duplicate distance.
+    """How much each view of a run counts in the near-duplicate (content) distance.
 
     Each view is an L2-normalised vector; the combined cosine distance is the weighted mean of
-    the per-view cosine distances, so the weights are fractions of the distance budget.
+    the per-view cosine distances, so the weights are shares of the distance. The tool path is
+    compared separately (``max_trajectory_distance``); its weight here is 0 by default so that
+    ``distance_threshold`` reads as "how different may the requests be on the same path".
     """
 
     trajectory: float = Field(
-        0.5, ge=0, description="Tool n-grams of the run (tool name, status, write/read)."
+        0.0, ge=0, description="Tool n-grams of the run (tool name, status, write/read)."
     )
-    text: float = Field(
-        0.35, ge=0, description="Word and character n-grams of the normalised user request."
-    )
+    text: float = Field(0.8, ge=0, description="Word n-grams of the normalised user request.")
     argument_shapes: float = Field(
-        0.15, ge=0, description="Argument key shapes per tool (keys and value types, no values)."
+        0.2, ge=0, description="Argument key shapes per tool (keys and value types, no values)."
     )
 
     @model_validator(mode="after")
@@ -55,7 +55,7 @@ class DedupConfig(StrictModel):
         True, description="Look for near duplicates (off: exact duplicates only)."
     )
     distance_threshold: float = Field(
-        0.3,
+        0.25,
         ge=0,
         le=1,
         description=(
@@ -97,7 +97,7 @@ class DedupConfig(StrictModel):
         description="Width of the hashed feature space per view (HashingVectorizer n_features).",
     )
     large_block_size: int = Field(
-        4000,
+        2000,
         ge=2,
         description=(
             "Blocks with more distinct runs than this are first split with MiniBatchKMeans "
@@ -105,7 +105,7 @@ class DedupConfig(StrictModel):
         ),
     )
     partition_size: int = Field(
-        1000,
+        500,
         ge=2,
         description="Target distinct runs per MiniBatchKMeans partition of a large block.",
     )
@@ -131,7 +131,7 @@ class DedupConfig(StrictModel):
         10, ge=0, description="How many of the largest clusters the report lists."
     )
     text_placeholders: list[
-        Literal["email", "url", "phone", "date", "pseudonym", "id", "number", "name"]
+        Literal["email", "url", "phone", "date", "pseudonym", "id", "currency", "number", "name"]
     ] = Field(
         default_factory=lambda: [
             "email",
@@ -140,6 +140,7 @@ class DedupConfig(StrictModel):
             "phone",
             "pseudonym",
             "id",
+            "currency",
             "number",
             "name",
         ],

@@ -93,7 +93,9 @@ def run_features(
     w = cfg.weights
     total = w.trajectory + w.text + w.argument_shapes
     traj = trajectory_matrix(trajectories, cfg)
-    parts = [traj * np.float32(np.sqrt(w.trajectory / total))]
+    parts = []
+    if w.trajectory > 0:
+        parts.append(traj * np.float32(np.sqrt(w.trajectory / total)))
     if w.text > 0:
         parts.append(text_matrix(texts, cfg) * np.float32(np.sqrt(w.text / total)))
     if w.argument_shapes > 0:

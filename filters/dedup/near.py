@@ -11,8 +11,9 @@ ever compared, and similarities are computed a row chunk at a time, so memory is
   real traffic has.
 * Groups larger than ``large_block_size`` are first partitioned SemDeDup-style: a sparse random
   projection to a few dozen dimensions, then ``MiniBatchKMeans`` into about
-  ``n / partition_size`` partitions, and links are only searched within a partition. That keeps
-  the work near-linear; the price is that a pair split across two partitions is not linked.
+  ``n / partition_size`` partitions, and links are searched within a partition; then one leader
+  per component is compared across partitions, which re-joins most clusters k-means split. That
+  keeps the work near-linear; the price is that a few split pairs may stay unlinked.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.random_projection import SparseRandomProjection
 
@@ -70,58 +72,96 @@ def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
     )
 
 
+def _roots(n: int, roots: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Component root (smallest member) of each node after adding edges ``i - j``.
+
+    Folding each chunk's edges into per-node roots right away keeps memory at O(n) however
+    many pairs are similar (a big group of near-identical runs has ~n^2/2 of them).
+    """
+    nodes = np.arange(n)
+    src = np.concatenate([nodes, i])
+    dst = np.concatenate([roots, j])
+    graph = sp.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    smallest = np.full(labels.max() + 1, n, dtype=np.int64)
+    np.minimum.at(smallest, labels, nodes)
+    return smallest[labels]
+
+
 def _pairs(
     features: RunFeatures, rows: np.ndarray, cfg: DedupConfig, same: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Linked (i, j), i < j, positions into ``rows``; ``same[k]`` = group label of ``rows[k]``."""
+    """Star edges (k, root of k) over positions into ``rows`` that connect its components.
+
+    ``same[k]`` is the group of ``rows[k]`` when several small groups are packed together.
+    Each chunk of rows is compared only with itself and later rows (the upper triangle).
+    """
     combined = _compact(features.combined[rows])
     gate = cfg.max_trajectory_distance > 0
     traj = _compact(features.trajectory[rows]) if gate else None
-    combined_t = combined.T.tocsr()
-    traj_t = traj.T.tocsr() if traj is not None else None
     min_sim = 1.0 - cfg.distance_threshold - EPS
     min_traj = 1.0 - cfg.max_trajectory_distance - EPS
-    found_i: list[np.ndarray] = []
-    found_j: list[np.ndarray] = []
     n = combined.shape[0]
+    roots = np.arange(n)
     for start in range(0, n, cfg.pairwise_chunk_rows):
         stop = min(start + cfg.pairwise_chunk_rows, n)
-        ok = (combined[start:stop] @ combined_t).toarray() >= min_sim
+        ok = (combined[start:stop] @ combined[start:].T).toarray() >= min_sim
         if traj is not None:
-            ok &= (traj[start:stop] @ traj_t).toarray() >= min_traj
+            ok &= (traj[start:stop] @ traj[start:].T).toarray() >= min_traj
         if same is not None:
-            ok &= same[start:stop, None] == same[None, :]
+            ok &= same[start:stop, None] == same[None, start:]
         i, j = np.nonzero(ok)
-        i = i + start
         keep = i < j
-        found_i.append(i[keep])
-        found_j.append(j[keep])
-    return np.concatenate(found_i), np.concatenate(found_j)
+        if keep.any():
+            roots = _roots(n, roots, i[keep] + start, j[keep] + start)
+    linked = np.flatnonzero(roots != np.arange(n))
+    return linked, roots[linked]
 
 
-def _partitions(combined: sp.csr_matrix, cfg: DedupConfig) -> np.ndarray:
+def _partitions(combined: sp.csr_matrix, cfg: DedupConfig, seed: int) -> np.ndarray:
     """Partition label for each row of a large group (deterministic for a given input)."""
     n = combined.shape[0]
     k = max(2, math.ceil(n / cfg.partition_size))
     projector = SparseRandomProjection(
-        n_components=cfg.projection_dims, dense_output=True, random_state=cfg.random_state
+        n_components=cfg.projection_dims, dense_output=True, random_state=seed
     )
     dense = projector.fit_transform(_compact(combined)).astype(np.float64)
     norms = np.linalg.norm(dense, axis=1, keepdims=True)
     dense /= np.where(norms == 0, 1.0, norms)
-    model = MiniBatchKMeans(n_clusters=k, n_init=3, batch_size=2048, random_state=cfg.random_state)
+    model = MiniBatchKMeans(n_clusters=k, n_init=3, batch_size=2048, random_state=seed)
     return model.fit_predict(dense)
 
 
-def _large_group(features: RunFeatures, start: int, stop: int, cfg: DedupConfig, out: Links):
-    parts = _partitions(features.combined[start:stop], cfg)
+def _large_group(
+    features: RunFeatures, rows: np.ndarray, cfg: DedupConfig, out: Links, level: int = 0
+) -> None:
+    """Links within partitions, then among the partitions' component leaders.
+
+    A pair that k-means put into two partitions is not compared in the first pass; comparing
+    one leader per component afterwards (all of them when few enough, else in a second,
+    differently seeded partitioning) re-joins most such split clusters at little cost.
+    """
+    parts = _partitions(features.combined[rows], cfg, cfg.random_state + level)
     labels = np.unique(parts)
-    out.partitioned_groups += 1
+    out.partitioned_groups += level == 0
     out.partitions += len(labels)
+    roots = rows.copy()
     for part in labels:
-        rows = start + np.flatnonzero(parts == part)
-        i, j = _pairs(features, rows, cfg)
-        out.add(rows, i, j)
+        members = np.flatnonzero(parts == part)
+        sub = rows[members]
+        i, j = _pairs(features, sub, cfg)
+        out.add(sub, i, j)
+        local = sub.copy()
+        local[i] = sub[j]
+        roots[members] = local
+    leaders = np.unique(roots)
+    if len(leaders) < 2:
+        return
+    if len(leaders) <= cfg.large_block_size:
+        i, j = _pairs(features, leaders, cfg)
+        out.add(leaders, i, j)
+    elif level == 0:
+        _large_group(features, leaders, cfg, out, level + 1)
 
 
 def near_duplicate_links(
@@ -146,7 +186,7 @@ def near_duplicate_links(
         if size < 2:
             continue
         if size > cfg.large_block_size:
-            _large_group(features, start, stop, cfg, out)
+            _large_group(features, np.arange(start, stop), cfg, out)
         elif size > PACK_ROWS:
             rows = np.arange(start, stop)
             i, j = _pairs(features, rows, cfg)

@@ -79,6 +79,9 @@ RECOGNIZERS: dict[str, Recognizer] = {
         ),
         # Any token mixing letters and digits (user ids, uuids, sku codes...).
         Recognizer("id", r"\b[A-Za-z_][\w-]*\d[\w-]*\b|\b\d[\w-]*[A-Za-z_][\w-]*\b", " _id_ "),
+        Recognizer(
+            "currency", r"\b(?:USD|EUR|GBP|CNY|RMB|JPY|CHF|CAD|AUD|HKD|SGD|INR)\b", " _cur_ "
+        ),
         Recognizer("number", r"[$€£¥]?\s?\d[\d,]*(?:\.\d+)?%?", " _num_ "),
     )
 }

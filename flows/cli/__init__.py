@@ -30,7 +30,15 @@ app = typer.Typer(
 )
 
 #: Modules under golden_distill.flows.cli that define commands. Each exposes `register(app)`.
-COMMAND_MODULES: tuple[str, ...] = ("run", "sets", "config_cmd", "preview", "ingest")
+COMMAND_MODULES: tuple[str, ...] = (
+    "run",
+    "sets",
+    "config_cmd",
+    "preview",
+    "ingest",
+    "generate",
+    "redact",
+)
 
 
 def _register_all() -> None:

@@ -111,7 +111,9 @@ def ingest_command(
 
     err = Console(stderr=True)
     if fmt is not None and fmt not in ADAPTERS:
-        err.print(f"unknown --format {fmt!r}; known: {', '.join(ADAPTERS)}")
+        err.print(
+            f"unknown --format {fmt!r}; known: {', '.join(ADAPTERS)}", markup=False, soft_wrap=True
+        )
         raise typer.Exit(2)
     ingest_config = IngestConfig()
     if config is not None:
@@ -121,7 +123,7 @@ def ingest_command(
             ingest_config = load_pipeline_config(config).ingest
         except ConfigError as exc:
             for problem in exc.problems:
-                err.print(f"{exc.source}: {problem}", markup=False, highlight=False)
+                err.print(f"{exc.source}: {problem}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     display: Any = _ProgressDisplay() if sys.stderr.isatty() else None
@@ -135,17 +137,23 @@ def ingest_command(
         else:
             summary = ingest(sources, out, fmt=fmt, config=ingest_config, overwrite=overwrite)
     except IngestError as exc:
-        err.print(str(exc), markup=False, highlight=False)
+        err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
     for failed in summary.failed:
-        err.print(f"error: {failed.error}", markup=False, highlight=False, style="red")
+        err.print(
+            f"error: {failed.error}", markup=False, highlight=False, style="red", soft_wrap=True
+        )
     if json_out:
         typer.echo((out / "summary.json").read_text(encoding="utf-8"), nl=False)
     else:
         console = Console()
         console.print(summary_table(summary))
-        console.print(f"shards: {out / 'cases'}   quarantine: {summary.quarantine_path}")
+        console.print(
+            f"shards: {out / 'cases'}   quarantine: {summary.quarantine_path}",
+            markup=False,
+            soft_wrap=True,
+        )
     if summary.failed:
         raise typer.Exit(1)
 

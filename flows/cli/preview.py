@@ -54,10 +54,11 @@ def _ingest(sources: list[str], work: Path, fmt: str | None, config: Any) -> tup
 def _load_frame(path_or_sources: Any, sample: int | None, seed: int) -> Any:
     import polars as pl
 
+    from golden_distill.filters.inputs import INPUT_COLUMNS
     from golden_distill.filters.quotas import tiebreak_hash
     from golden_distill.filters.runner import as_lazy
 
-    frame = as_lazy(path_or_sources).collect()
+    frame = as_lazy(path_or_sources).select(INPUT_COLUMNS).collect()  # what funnels read
     if sample is not None and frame.height > sample:
         keys = frame.select("case_id").with_columns(tiebreak_hash(frame["case_id"], seed))
         keep = keys.sort("tiebreak").head(sample)["case_id"]
@@ -71,7 +72,7 @@ def _decide(frame: Any, funnels_cfg: Any) -> Any:
     return decide_selection(score_cases(frame, funnels_cfg), funnels_cfg)
 
 
-def _load_config(path: Path) -> Any:
+def _load_config(path: Path | None) -> Any:
     from golden_distill.datasets.config_model import ConfigError
     from golden_distill.flows.config import load_pipeline_config
 
@@ -86,8 +87,9 @@ def _load_config(path: Path) -> Any:
 def preview_command(
     sources: Annotated[list[str], typer.Argument(help="Recordings or canonical Parquet.")],
     config: Annotated[
-        Path, typer.Option("--config", "-c", help="The funnel config to preview.")
-    ] = Path("configs/nightly.yaml"),
+        Path | None,
+        typer.Option("--config", "-c", help="Pipeline YAML to preview (default: the shipped one)."),
+    ] = None,
     against: Annotated[
         Path | None, typer.Option(help="Compare with this config: who enters and leaves.")
     ] = None,
@@ -122,7 +124,7 @@ def preview_command(
         t1 = time.perf_counter()
         decided = _decide(frame, cfg.funnels)
         report: dict[str, Any] = {
-            "config": str(config),
+            "config": str(config or "configs/nightly.yaml (shipped)"),
             "preview": preview_report(decided, cfg.funnels, examples=examples),
         }
         if other is not None:

@@ -114,7 +114,10 @@ def list_cmd(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List the sets in a store, or the versions of one set with their aliases."""
+    """List the sets in a store, or the versions of one set with their aliases.
+
+    Example: `golden sets list nightly --store s3://bucket/golden`
+    """
     from golden_distill.datasets.store.aliases import list_aliases
     from golden_distill.datasets.store.layout import SetLayout
     from golden_distill.datasets.store.versions import list_sets, list_versions, read_manifest
@@ -159,7 +162,10 @@ def show_cmd(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show a version's manifest: counts per funnel, files, lineage, config hash."""
+    """Show a version's manifest: counts per funnel, files, lineage, config hash.
+
+    Example: `golden sets show nightly@stable --json`
+    """
     fs = _store(store, storage_options, config)
     golden = _guard(lambda: _open(fs, ref, verify=False))
     manifest = golden.manifest
@@ -189,7 +195,10 @@ def diff_cmd(
     as_json: JsonOpt = False,
     limit: Annotated[int, typer.Option(help="Case ids shown per list.")] = 20,
 ) -> None:
-    """Compare two versions: cases added/removed/changed, funnel counts, tools and systems."""
+    """Compare two versions: cases added/removed/changed, funnel counts, tools and systems.
+
+    Example: `golden sets diff nightly@stable nightly@latest`
+    """
     from golden_distill.datasets.store.diff import diff_sets
 
     fs = _store(store, storage_options, config)
@@ -223,7 +232,10 @@ def verify_cmd(
     config: ConfigOpt = None,
     replay: Annotated[bool, typer.Option(help="Also run the replay completeness check.")] = True,
 ) -> None:
-    """Recompute every checksum and the replay check; exit 1 on any mismatch."""
+    """Recompute every checksum and the replay check; exit 1 on any mismatch.
+
+    Each problem is printed naming the file. Example: `golden sets verify nightly@latest`
+    """
     from golden_distill.datasets.store.layout import parse_ref
     from golden_distill.datasets.store.verify import verify_version
     from golden_distill.datasets.store.versions import resolve
@@ -250,7 +262,10 @@ def promote_cmd(
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Point an alias at a version (atomically). The version must be published and verify."""
+    """Point an alias at a version (atomically). The version must be published and verify.
+
+    Example: `golden sets promote nightly@2026.11.29.1 stable`
+    """
     from golden_distill.datasets.store.aliases import move_alias
     from golden_distill.datasets.store.layout import SetLayout, check_alias, parse_ref
     from golden_distill.datasets.store.verify import verify_version
@@ -278,7 +293,11 @@ def gc_cmd(
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Delete old versions (never one an alias points to). Dry run unless --apply."""
+    """Delete old versions (never one an alias points to). Dry run unless --apply.
+
+    Keeps the newest N and those younger than D days (defaults: `publish.retention`), and
+    removes leftovers of publishers that died. Example: `golden sets gc nightly --keep-last 5`
+    """
     from golden_distill.datasets.store.gc import apply_gc, plan_gc
 
     cfg = _publish_config(config).retention

@@ -85,10 +85,13 @@ def _flow_table(stats: dict[str, Any]) -> str:
         ("quarantined while reading", sum((stats.get("quarantined") or {}).values())),
         ("cases read", stats.get("cases_read")),
         ("in the time window", stats.get("in_window")),
-        ("candidates (in at least one funnel)", stats.get("candidates")),
-        ("quarantined by redaction", sum((stats.get("redaction_quarantined") or {}).values())),
+        ("candidates (in at least one funnel, past the gates)", stats.get("candidates")),
         ("cut by quotas", sum((stats.get("cut_by_quotas") or {}).values())),
-        ("removed by dedup", stats.get("removed_by_dedup")),
+        ("removed by dedup (one representative per cluster)", stats.get("removed_by_dedup")),
+        (
+            "refused by redaction (replaced by the next cluster member)",
+            sum((stats.get("redaction_quarantined") or {}).values()),
+        ),
         ("published", stats.get("published")),
     ]
     return _table(("step", "cases"), [(k, v) for k, v in steps if v is not None])

@@ -55,29 +55,20 @@ def apply_quotas(
 
 def deduplicate(
     signatures: pl.DataFrame, config: PipelineConfig
-) -> tuple[pl.DataFrame, pl.DataFrame | None, dict[str, Any]]:
-    """Representatives (case_id, cluster_id, cluster_size), the full cluster table, stats."""
+) -> tuple[pl.DataFrame | None, dict[str, Any]]:
+    """The cluster table of the kept cases (None when dedup is off) and its counts."""
     from golden_distill.filters.dedup.cluster import cluster
-    from golden_distill.filters.dedup.representatives import choose_representatives
 
     cfg = config.dedup
     if not cfg.enabled or signatures.height == 0:
-        reps = signatures.select(
-            "case_id",
-            pl.lit(None, dtype=pl.String).alias("cluster_id"),
-            pl.lit(1, dtype=pl.Int32).alias("cluster_size"),
-        )
-        return reps, None, {"removed_by_dedup": 0, "cluster_sizes": {}}
+        return None, {"removed_by_dedup": 0, "cluster_sizes": {}}
     clustering = cluster(signatures, cfg)
-    kept = choose_representatives(clustering.table, keep_per_cluster=cfg.keep_per_cluster)
-    reps = kept.select("case_id", "cluster_id", "cluster_size")
     sizes = (
         clustering.table.filter(pl.col("role") == "representative")
         .get_column("cluster_size")
         .value_counts()
     )
     stats = {
-        "removed_by_dedup": signatures.height - reps.height,
         "cluster_sizes": {
             str(row["cluster_size"]): int(row["count"])
             for row in sizes.sort("cluster_size").iter_rows(named=True)
@@ -89,17 +80,35 @@ def deduplicate(
             "merged_near": clustering.stats.merged_near,
         },
     }
-    return reps, clustering.table, stats
+    return clustering.table, stats
 
 
-def gather_cases(results: list[ShardResult], selection: Any) -> pl.DataFrame:
-    """The representatives' full rows, read back from the shard files, with their cluster."""
-    reps: pl.DataFrame = selection.representatives
+def representatives(
+    clusters: pl.DataFrame | None, kept: pl.Series, excluded: set[str], config: PipelineConfig
+) -> pl.DataFrame:
+    """The cases to publish (case_id, cluster_id, cluster_size): the best members of each
+    cluster that are not ``excluded`` (refused by redaction); every kept case without dedup."""
+    from golden_distill.filters.dedup.representatives import choose_representatives
+
+    if clusters is None:
+        frame = pl.DataFrame({"case_id": kept}).filter(~pl.col("case_id").is_in(list(excluded)))
+        return frame.with_columns(
+            pl.lit(None, dtype=pl.String).alias("cluster_id"),
+            pl.lit(None, dtype=pl.Int32).alias("cluster_size"),
+        )
+    chosen = choose_representatives(
+        clusters, excluded_case_ids=excluded, keep_per_cluster=config.dedup.keep_per_cluster
+    )
+    return chosen.select("case_id", "cluster_id", "cluster_size")
+
+
+def gather_cases(redacted_paths: list[str], reps: pl.DataFrame) -> pl.DataFrame:
+    """The representatives' redacted rows, read back from the shard files, with their cluster."""
     ids = reps.get_column("case_id")
     frames = []
-    for result in results:
+    for path in redacted_paths:
         frame = (
-            pl.scan_parquet(result.candidates_path)
+            pl.scan_parquet(path)
             .filter(pl.col("case_id").is_in(ids.implode()))
             .drop("cluster_id", "cluster_size")
             .collect()
@@ -108,7 +117,8 @@ def gather_cases(results: list[ShardResult], selection: Any) -> pl.DataFrame:
             frames.append(frame)
     if not frames:
         return pl.from_arrow(GOLDEN_SCHEMA.empty_table())  # type: ignore[return-value]
-    table = pl.concat(frames, how="vertical_relaxed").join(reps, on="case_id", how="left")
+    table = pl.concat(frames, how="vertical_relaxed").unique("case_id", keep="first")
+    table = table.join(reps, on="case_id", how="left")
     return table.select(GOLDEN_SCHEMA.names)
 
 

@@ -1,5 +1,9 @@
 """What the flow hands a shard task, and what the task hands back: paths and counts, never rows.
 
+Two per-shard tasks: ``ShardJob`` (read -> funnels -> signatures, every candidate) and
+``RedactJob`` (redact only the cases quotas and dedup chose, so Presidio never works on a case
+that would not be published).
+
 Both cross process boundaries (process pool, Dask) and are persisted by Prefect as cached
 results, so they are plain picklable dataclasses holding strings and numbers.
 """
@@ -21,6 +25,7 @@ class ShardJob:
     out_dir: str  # this shard's own folder under the work dir (named by its cache key)
     cache_key: str | None  # None: never reuse (database source, or caching off)
     key_id: str | None = None  # the run's pseudonym key id; a worker with another key fails
+    pipeline_version: str = ""  # the flow's code version; a worker running other code fails
     source_format: str | None = None
     since: str | None = None  # ISO-8601, UTC
     until: str | None = None
@@ -33,7 +38,7 @@ class ShardResult:
     index: int
     label: str
     cache_key: str | None
-    candidates_path: str  # GOLDEN_SCHEMA parquet of funnel-selected, redacted cases
+    candidates_path: str  # funnel-selected cases, NOT redacted yet (work dir only)
     signatures_path: str  # dedup signatures of those cases
     decisions_path: str  # one small row per case read: funnel membership, candidate, status
     quarantine_path: str  # JSONL, may hold raw source lines: stays in the work dir
@@ -43,3 +48,30 @@ class ShardResult:
     @property
     def candidates(self) -> int:
         return int(self.stats.get("candidates", 0))
+
+
+@dataclass(frozen=True)
+class RedactJob:
+    """Redact the chosen cases of one shard (after quotas and dedup): only what gets published."""
+
+    index: int
+    label: str
+    candidates_path: str  # the shard's unredacted candidates (work dir)
+    case_ids: tuple[str, ...]  # the cases of this shard chosen for publishing, sorted
+    config: PipelineConfig
+    out_dir: str
+    cache_key: str | None
+    key_id: str | None = None
+    pipeline_version: str = ""
+
+
+@dataclass
+class RedactResult:
+    index: int
+    label: str
+    cache_key: str | None
+    redacted_path: str  # GOLDEN_SCHEMA parquet of the redacted cases
+    quarantine_path: str  # cases redaction refused: ids, reasons, entity types (no text)
+    quarantined: dict[str, str] = field(default_factory=dict)  # case_id -> reason
+    stats: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0

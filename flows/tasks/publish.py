@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
 
 from golden_distill.flows.caching import pipeline_version, shard_config_sha256
 from golden_distill.flows.config import config_sha256
@@ -21,8 +22,13 @@ from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.report import counts_rows, render_report
 from golden_distill.flows.tasks import global_steps
-from golden_distill.flows.tasks.jobs import ShardResult
-from golden_distill.flows.tasks.run_stats import change_against, merge_shard_stats, published_stats
+from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
+from golden_distill.flows.tasks.run_stats import (
+    change_against,
+    merge_redaction_stats,
+    merge_shard_stats,
+    published_stats,
+)
 from golden_distill.flows.tasks.select import Selection
 
 
@@ -36,13 +42,15 @@ class PublishOutcome:
 def build_stats(
     resolved: ResolvedRun,
     results: list[ShardResult],
+    redacted: list[RedactResult],
     selection: Selection,
     table: pl.DataFrame,
     timings: dict[str, float],
-    cached: int,
+    cached: tuple[int, int],
 ) -> dict[str, Any]:
     parent, parent_ids = global_steps.parent_case_ids(resolved)
     stats = merge_shard_stats(results)
+    stats.update(merge_redaction_stats(redacted))
     stats.update(selection.stats)
     stats.update(published_stats(table))
     stats.update(
@@ -52,7 +60,10 @@ def build_stats(
         shard_config_sha256=shard_config_sha256(resolved.config),
         pipeline_version=pipeline_version(),
         shards=len(results),
-        shards_cached=cached,
+        shards_cached=cached[0],
+        redact_tasks=len(redacted),
+        redact_tasks_cached=cached[1],
+        replaced_after_redaction=len(selection.excluded),
         since=resolved.params.since.isoformat() if resolved.params.since else None,
         until=resolved.params.until.isoformat() if resolved.params.until else None,
         change=change_against(parent, parent_ids, set(table.get_column("case_id").to_list())),
@@ -64,18 +75,21 @@ def build_stats(
 def _run_publish(
     resolved: ResolvedRun,
     results: list[ShardResult],
+    redacted: list[RedactResult],
     selection: Selection,
     timings: dict[str, float],
     key_id: str | None,
-    cached: int,
+    cached: tuple[int, int],
 ) -> PublishOutcome:
     started = time.perf_counter()
     try:
-        table = global_steps.gather_cases(results, selection)
+        table = global_steps.gather_cases(
+            [r.redacted_path for r in redacted], selection.representatives
+        )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from exc
     try:
-        stats = build_stats(resolved, results, selection, table, timings, cached)
+        stats = build_stats(resolved, results, redacted, selection, table, timings, cached)
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from exc
@@ -119,14 +133,15 @@ def _link(path: str) -> str:
     return path if "://" in path else f"file://{path}"
 
 
-@task(name="publish-version")
+@task(name="publish-version", cache_policy=NO_CACHE, persist_result=False)
 def publish_set(
     resolved: ResolvedRun,
     results: list[ShardResult],
+    redacted: list[RedactResult],
     selection: Selection,
     timings: dict[str, float],
     key_id: str | None,
-    cached: int = 0,
+    cached: tuple[int, int] = (0, 0),
 ) -> PublishOutcome:
     """Publish the selected cases as a new immutable version; return its id and report path."""
-    return _run_publish(resolved, results, selection, timings, key_id, cached)
+    return _run_publish(resolved, results, redacted, selection, timings, key_id, cached)

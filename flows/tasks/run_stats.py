@@ -12,10 +12,10 @@ from typing import Any
 
 import polars as pl
 
-from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 
 SUMMED = ("records_read", "cases_read", "in_window", "candidates", "bytes_read")
-MERGED = ("quarantined", "funnels", "funnel_overlaps", "redaction", "redaction_quarantined")
+MERGED = ("quarantined",)
 
 
 def merge_shard_stats(results: Iterable[ShardResult]) -> dict[str, Any]:
@@ -32,6 +32,22 @@ def merge_shard_stats(results: Iterable[ShardResult]) -> dict[str, Any]:
     totals.update({key: dict(counter) for key, counter in merged.items()})
     totals["shard_task_seconds"] = {k: round(v, 3) for k, v in seconds.items()}
     return totals
+
+
+def merge_redaction_stats(results: Iterable[RedactResult]) -> dict[str, Any]:
+    """Entity counts and refusals over every redaction task (all rounds)."""
+    entities: Counter[str] = Counter()
+    refused: Counter[str] = Counter()
+    seconds = 0.0
+    for result in results:
+        entities.update(result.stats.get("redaction") or {})
+        refused.update(result.stats.get("redaction_quarantined") or {})
+        seconds += result.seconds
+    return {
+        "redaction": dict(entities),
+        "redaction_quarantined": dict(refused),
+        "redact_task_seconds": round(seconds, 3),
+    }
 
 
 def _counts(series: pl.Series) -> dict[str, int]:

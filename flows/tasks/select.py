@@ -1,7 +1,7 @@
-"""The global step: quotas over every shard's candidates, then dedup over their signatures.
+"""The global step: quotas over every shard's decisions, then clustering of the kept cases.
 
 Only small columns travel here (ids, tenant, funnels, score, trajectory signature) and the dedup
-signatures; whole cases stay in the shard files until publish gathers the chosen ones.
+signatures; whole cases stay in the shard files until the redact task reads the chosen ones.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError, describe
@@ -20,35 +21,41 @@ from golden_distill.flows.tasks.jobs import ShardResult
 
 @dataclass
 class Selection:
-    """What to publish: representative case ids and each one's cluster (id, size, members)."""
+    """What quotas kept, the clusters among them, and the current representatives."""
 
+    kept: pl.Series  # case ids the quotas keep
+    clusters: pl.DataFrame | None  # the cluster table (None: dedup off)
     representatives: pl.DataFrame  # case_id, cluster_id, cluster_size
-    clusters: pl.DataFrame | None  # case_id, cluster_id, is_representative (provenance)
+    excluded: set[str] = field(default_factory=set)  # refused by redaction
     stats: dict[str, Any] = field(default_factory=dict)
 
     @property
     def selected_count(self) -> int:
         return self.representatives.height
 
+    def exclude(self, case_ids: set[str], config: PipelineConfig) -> None:
+        """Drop cases redaction refused; the next member of each cluster takes their place."""
+        self.excluded |= case_ids
+        self.representatives = global_steps.representatives(
+            self.clusters, self.kept, self.excluded, config
+        )
 
-@task(name="select-and-dedup")
+
+@task(name="select-and-dedup", cache_policy=NO_CACHE, persist_result=False)
 def select_cases(results: list[ShardResult], config: PipelineConfig) -> Selection:
-    """Apply quotas to the union of shard candidates, then cluster and keep representatives."""
+    """Apply quotas to the union of shard candidates, then cluster and pick representatives."""
     try:
-        small = global_steps.load_decisions(results)
-    except Exception as exc:
-        raise StageError("select", describe(exc)) from exc
-    try:
-        kept, quota_stats = global_steps.apply_quotas(small, config)
+        decisions = global_steps.load_decisions(results)
+        kept, quota_stats = global_steps.apply_quotas(decisions, config)
     except Exception as exc:
         raise StageError("select", describe(exc)) from exc
     try:
         signatures = global_steps.load_signatures(results, kept)
-        representatives, clusters, dedup_stats = global_steps.deduplicate(signatures, config)
+        clusters, dedup_stats = global_steps.deduplicate(signatures, config)
+        reps = global_steps.representatives(clusters, kept, set(), config)
     except Exception as exc:
         raise StageError("dedup", describe(exc)) from exc
+    dedup_stats["removed_by_dedup"] = int(kept.len()) - reps.height
     return Selection(
-        representatives=representatives,
-        clusters=clusters,
-        stats={**quota_stats, **dedup_stats},
+        kept=kept, clusters=clusters, representatives=reps, stats={**quota_stats, **dedup_stats}
     )

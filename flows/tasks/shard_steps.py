@@ -107,19 +107,6 @@ def score_funnels(
     return candidates.to_arrow(), decisions, stats
 
 
-def mark_quarantined(decisions: pl.DataFrame, reasons: dict[str, str]) -> pl.DataFrame:
-    """Candidates that redaction quarantined are no longer candidates (status says why)."""
-    if not reasons:
-        return decisions
-    ids = pl.Series(list(reasons), dtype=pl.String)
-    why = pl.col("case_id").replace_strict(reasons, default=None, return_dtype=pl.String)
-    hit = pl.col("case_id").is_in(ids.implode())
-    return decisions.with_columns(
-        candidate=pl.when(hit).then(False).otherwise(pl.col("candidate")),
-        status=pl.when(hit).then(pl.format("redaction:{}", why)).otherwise(pl.col("status")),
-    )
-
-
 def dedup_signatures(redacted: pa.Table, config: PipelineConfig) -> pa.Table:
     from golden_distill.filters.dedup.signature import signatures
 

@@ -15,7 +15,9 @@ from golden_distill.redaction.recognizers import (
     ip_address,
     password_assignment,
     phone,
+    phone_shape,
     private_key_block,
+    street_address,
 )
 from golden_distill.redaction.recognizers.base import RecognizerSpec
 
@@ -35,6 +37,8 @@ SPECS: dict[str, RecognizerSpec] = {
         password_assignment,
         private_key_block,
         introduced_name,
+        phone_shape,
+        street_address,
     )
 }
 

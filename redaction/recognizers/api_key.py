@@ -16,8 +16,12 @@ from golden_distill.redaction.recognizers.base import (
 
 class ApiKeyRecognizer(PatternRecognizer):
     PATTERNS = [
-        Pattern("openai_style", NO_ALNUM_BEFORE + r"sk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}", 0.9),
-        Pattern("aws_access_key", NO_ALNUM_BEFORE + r"(?:AKIA|ASIA)[0-9A-Z]{16}" + NO_ALNUM_AFTER, 0.9),
+        Pattern(
+            "openai_style", NO_ALNUM_BEFORE + r"sk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}", 0.9
+        ),
+        Pattern(
+            "aws_access_key", NO_ALNUM_BEFORE + r"(?:AKIA|ASIA)[0-9A-Z]{16}" + NO_ALNUM_AFTER, 0.9
+        ),
         Pattern("github_token", NO_ALNUM_BEFORE + r"gh[pousr]_[A-Za-z0-9]{36,}", 0.9),
         Pattern("github_pat", NO_ALNUM_BEFORE + r"github_pat_[A-Za-z0-9_]{40,}", 0.9),
     ]

@@ -31,6 +31,12 @@ class BankCardRecognizer(PatternRecognizer):
             NO_DIGIT_BEFORE + r"[1-9]\d{3}(?:[ -]\d{4}){3}(?:[ -]?\d{1,3})?" + NO_DIGIT_AFTER,
             0.3,
         ),
+        # shorter card numbers (Maestro: 12-15 digits) only right after a card word
+        Pattern(
+            "card_after_card_word",
+            r"(?<=(?i:card|卡号|卡)[^0-9\n]{0,16})\d{12,15}" + NO_DIGIT_AFTER,
+            0.3,
+        ),
     ]
 
     def __init__(self) -> None:
@@ -44,12 +50,12 @@ class BankCardRecognizer(PatternRecognizer):
 
     def validate_result(self, pattern_text: str) -> bool:
         digits = re.sub(r"\D", "", pattern_text)
-        return 16 <= len(digits) <= 19 and luhn_ok(digits)
+        return 12 <= len(digits) <= 19 and luhn_ok(digits)
 
 
 SPEC = RecognizerSpec(
     name="bank_card",
     entities=("BANK_CARD",),
-    prefilter=re.compile(r"\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}"),
+    prefilter=re.compile(r"\d{4}[ -]?\d{4}[ -]?\d{4}"),
     build=lambda cfg: BankCardRecognizer(),
 )

@@ -35,7 +35,9 @@ class ChineseResidentIdRecognizer(PatternRecognizer):
     PATTERNS = [
         Pattern(
             "cn_resident_id",
-            NO_DIGIT_BEFORE + r"[1-8]\d{5}(?:18|19|20)\d{2}[01]\d[0-3]\d\d{3}[\dXx]" + NO_ALNUM_AFTER,
+            NO_DIGIT_BEFORE
+            + r"[1-8]\d{5}(?:18|19|20)\d{2}[01]\d[0-3]\d\d{3}[\dXx]"
+            + NO_ALNUM_AFTER,
             0.5,
         )
     ]

@@ -17,7 +17,9 @@ from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, Recognizer
 
 _EN_CUE = (
     r"(?i:\bI'm|\bI am|\bmy name is|\bname's|\bthis is|\bthe user,?|\bthe customer,?"
-    r"|\bpassenger|\bcustomer|\bdear|\bMr\.?|\bMrs\.?|\bMs\.?|\bDr\.?)"
+    r"|\bpassenger|\bcustomer|\bdear|\bMr\.?|\bMrs\.?|\bMs\.?|\bDr\.?"
+    r"|\bcontact(?: for [\w -]{1,40}:)?|\bholder:?|\bsigned,?|\bregards,?|\ball set,"
+    r"|\bthis for|\bthank you,|\bthanks,|\bhi,?|\bhello,?|\bwelcome,?|\bsorry,)"
 )
 _EN_NAME = r"[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?(?: [A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?){1,2}"
 _HAN_NAME = r"[\u4e00-\u9fff]{2,3}"
@@ -30,7 +32,11 @@ class IntroducedNameRecognizer(PatternRecognizer):
         Pattern("zh_called", rf"(?<=我叫|我的名字是|本人){_HAN_NAME}{_HAN_END}", 0.6),
         Pattern("zh_i_am", rf"(?<=我是){_HAN_NAME}{_HAN_END}", 0.5),
         Pattern("zh_i_am_of", rf"(?<=我是[^，。,\s]{{1,30}}的){_HAN_NAME}{_HAN_END}", 0.6),
-        Pattern("zh_role", rf"(?<=客户|员工|顾客|联系人){_HAN_NAME}(?=的|{_HAN_END})", 0.5),
+        Pattern(
+            "zh_role",
+            rf"(?<=(?:客户|员工|顾客|联系人|收件人|持卡人)[：: ]?){_HAN_NAME}(?=的|{_HAN_END})",
+            0.5,
+        ),
         Pattern("zh_greeting", rf"(?<![\u4e00-\u9fff]){_HAN_NAME}(?=您好)", 0.5),
     ]
 
@@ -48,7 +54,8 @@ SPEC = RecognizerSpec(
     entities=("PERSON",),
     prefilter=re.compile(
         r"(?i)\bI'm |\bI am |name is|name's|this is|the user|the customer|passenger|customer|"
-        r"dear|\bM(?:r|rs|s)\b|\bDr\b|我叫|我是|我的名字|本人|客户|员工|顾客|联系人|您好"
+        r"dear|contact|holder|signed|regards|all set|this for|thank|\bhi\b|hello|welcome|sorry|"
+        r"\bM(?:r|rs|s)\b|\bDr\b|我叫|我是|我的名字|本人|客户|员工|顾客|联系人|收件人|持卡人|您好"
     ),
     build=lambda cfg: IntroducedNameRecognizer(),
 )

@@ -11,6 +11,8 @@ from golden_distill.redaction.recognizers.base import RecognizerSpec
 SPEC = RecognizerSpec(
     name="ip_address",
     entities=("IP_ADDRESS",),
-    prefilter=re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}::?[0-9A-Fa-f]{1,4}:"),
+    prefilter=re.compile(
+        r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}::?[0-9A-Fa-f]{1,4}:"
+    ),
     build=lambda cfg: IpRecognizer(),
 )

@@ -17,8 +17,9 @@ class PasswordAssignmentRecognizer(PatternRecognizer):
     PATTERNS = [
         Pattern(
             "password_assignment",
-            r"(?<=(?i:password|passwd|pwd|passcode|密码|口令)[\"']?[ \t]{0,3}[=:：][ \t]{0,3}[\"']?)"
-            r"[^\s\"',;&]{4,}",
+            r"(?<=(?i:password|passwd|pwd|passcode|密码|口令)[\"']?[ \t]{0,3}[=:：]"
+            r"[ \t]{0,3}[\"']?)"
+            r"[^\s\"',;&，。\u4e00-\u9fff]{4,}",
             0.8,
         )
     ]

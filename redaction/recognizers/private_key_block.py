@@ -13,11 +13,16 @@ class PrivateKeyBlockRecognizer(PatternRecognizer):
     PATTERNS = [
         Pattern(
             "pem_private_key",
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?"
+            r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
             1.0,
         ),
         # a block cut off by truncation still leaks key material
-        Pattern("pem_private_key_open", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?!.*?-----END)[A-Za-z0-9+/=\s\\n]*", 0.9),
+        Pattern(
+            "pem_private_key_open",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?!.*?-----END)[A-Za-z0-9+/=\s\\n]*",
+            0.9,
+        ),
     ]
 
     def __init__(self) -> None:

@@ -48,7 +48,9 @@ def corpus(tmp_path: Path) -> Path:
         _lines(["a1", "a2", "a3"], {1: b'{"recordId": "bad", ' + SECRET.encode() + b"\n"})
     )
     (folder / "b.jsonl.gz").write_bytes(
-        gzip.compress(_lines(["b1", "b2"], {0: orjson.dumps(recording("b0", turnIndex="x")) + b"\n"}))
+        gzip.compress(
+            _lines(["b1", "b2"], {0: orjson.dumps(recording("b0", turnIndex="x")) + b"\n"})
+        )
     )
     (folder / "c.jsonl.zst").write_bytes(
         zstandard.ZstdCompressor().compress(_lines([f"c{i}" for i in range(5)]))
@@ -188,3 +190,22 @@ def test_cli_exit_codes_for_unreadable_sources_and_bad_arguments(
         app, ["ingest", str(corpus), "-o", str(tmp_path / "o3"), "--config", str(config)]
     )
     assert bad_config.exit_code == 2 and "did you mean max_line_bytes" in bad_config.output
+
+
+def test_formats_are_recognised_per_file_and_row_adapters_share_the_shards(tmp_path: Path) -> None:
+    (tmp_path / "native.jsonl").write_bytes(_lines(["n1", "n2"]))
+    chat = {
+        "id": "chat-1",
+        "messages": [
+            {"role": "user", "content": "where is my order?"},
+            {"role": "assistant", "content": "Sorry, I cannot tell."},
+        ],
+    }
+    (tmp_path / "transcripts.jsonl").write_bytes(orjson.dumps(chat) + b"\n")
+    summary = ingest(
+        [str(tmp_path / "native.jsonl"), str(tmp_path / "transcripts.jsonl")], tmp_path / "out"
+    )
+    assert [s.format for s in summary.sources] == ["native", "chat"]
+    assert summary.cases_written == 3 and not summary.failed
+    table = pq.read_table(summary.shards[0])
+    assert [s["format"] for s in table.column("source").to_pylist()] == ["native"] * 2 + ["chat"]

@@ -9,7 +9,7 @@ import polars as pl
 from golden_distill.datasets.case import Outcome
 from golden_distill.datasets.schema import CASE_SCHEMA, GOLDEN_SCHEMA
 from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.runner import annotate, score_cases, select
+from golden_distill.filters.runner import annotate, batch_figures, score_cases, select
 
 
 def _mixed(build):
@@ -65,3 +65,48 @@ def test_annotate_one_shard(build):
 def test_empty_input(build):
     result = select(build.frame([]), FunnelsConfig())
     assert result.table.height == 0 and result.stats["cases"] == 0
+
+
+def test_shards_scored_with_batch_wide_figures_match_the_whole(build):
+    s = build.step
+    cases = [
+        build.case(f"c{i}", [s(0, "erp_w", write=True), *build.reads(1, i)]) for i in range(10)
+    ]
+    frame = build.frame(cases)
+    cfg = FunnelsConfig()
+    cfg.high_value_mutating.min_steps = None
+    cfg.high_value_mutating.steps_percentile = 80
+    whole = score_cases(frame, cfg).sort("case_id")
+    figures = batch_figures(frame.lazy(), cfg)
+    parts = pl.concat(
+        [score_cases(frame.slice(i, 3), cfg, figures=figures) for i in range(0, 10, 3)]
+    ).sort("case_id")
+    assert whole.equals(parts)
+    assert whole["in_high_value_mutating"].sum() == 2  # 10 and 9 steps > p80 (8.2)
+    alone = score_cases(frame.slice(0, 3), cfg)  # a shard's own percentile differs
+    assert alone["in_high_value_mutating"].sum() == 1
+
+
+def test_gates_run_last_and_every_funnel_has_a_config_section():
+    from golden_distill.filters.config import FUNNEL_SECTIONS
+    from golden_distill.filters.registry import build_funnels, funnel_names
+
+    funnels = build_funnels(FunnelsConfig())
+    roles = [f.role for f in funnels]
+    assert roles == sorted(roles, key=lambda r: r == "gate") and roles[-1] == "gate"
+    assert tuple(funnel_names()) == FUNNEL_SECTIONS
+    cfg = FunnelsConfig()
+    cfg.recovery.enabled = False
+    assert "recovery" not in [f.name for f in build_funnels(cfg)]
+
+
+def test_a_run_read_twice_is_scored_twice_and_published_once(build):
+    frame = _mixed(build)
+    doubled = pl.concat([frame, frame])
+    scored = score_cases(doubled, FunnelsConfig())
+    assert scored.height == 2 * frame.height
+    result = select(doubled, FunnelsConfig())
+    assert result.stats["selected"] == 6
+    assert sorted(result.table["case_id"]) == sorted(
+        select(frame, FunnelsConfig()).table["case_id"]
+    )

@@ -50,13 +50,14 @@ def events() -> Iterator[list[tuple[str, dict]]]:
         yield seen
 
 
-def _shard_events(seen: list[tuple[str, dict]]) -> list[dict]:
-    return [data for event, data in seen if event == "shard_done"]
+def _shard_events(seen: list[tuple[str, dict]], kind: str = "shard_done") -> list[dict]:
+    return [data for event, data in seen if event == kind]
 
 
 @pytest.fixture
 def shard_events():
-    """``shard_events(events)``: the shard_done events (done, total, selected, cached, shard)."""
+    """``shard_events(events, kind="shard_done")``: progress events of one kind (shard_done,
+    redact_done), each with done, total, selected, cached, shard."""
     return _shard_events
 
 
@@ -78,7 +79,6 @@ def write_config():
 def _write_config(path: Path, opt_out: str, **run: object) -> Path:
     config = {
         "funnels": {"quotas": {"enabled": False}, "redacted": {"opt_out_tenants": [opt_out]}},
-        "redaction": {"opt_out_tenants": [opt_out]},
         "run": {"work_dir": str(path.parent / "work"), **run},
     }
     path.parent.mkdir(parents=True, exist_ok=True)

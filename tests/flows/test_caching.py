@@ -19,7 +19,6 @@ BASE = {
     "fingerprint": "a" * 64,
     "config_sha256": "c" * 64,
     "version": "0.1.0+abc",
-    "key_id": "k_1",
     "window": (None, None),
 }
 
@@ -30,13 +29,23 @@ BASE = {
         {"fingerprint": "b" * 64},
         {"config_sha256": "d" * 64},
         {"version": "0.1.0+abd"},
-        {"key_id": "k_2"},
         {"window": ("2026-11-28T00:00:00+00:00", None)},
     ],
 )
 def test_every_input_of_the_key_changes_it(change):
     assert shard_cache_key(**BASE) != shard_cache_key(**{**BASE, **change})
     assert shard_cache_key(**BASE) == shard_cache_key(**dict(BASE))
+
+
+def test_redaction_key_covers_chosen_ids_and_pseudonym_key():
+    from golden_distill.flows.tasks.redact import redact_cache_key
+
+    base = redact_cache_key("s" * 64, ("c_1", "c_2"), "k_1")
+    assert base == redact_cache_key("s" * 64, ("c_1", "c_2"), "k_1")
+    assert base != redact_cache_key("s" * 64, ("c_1", "c_3"), "k_1")
+    assert base != redact_cache_key("s" * 64, ("c_1", "c_2"), "k_2")
+    assert base != redact_cache_key("t" * 64, ("c_1", "c_2"), "k_1")
+    assert redact_cache_key(None, ("c_1",), "k_1") is None  # uncacheable shard
 
 
 def test_run_and_publish_settings_do_not_invalidate_shards():

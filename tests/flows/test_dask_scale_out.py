@@ -28,7 +28,12 @@ def test_dask_run_matches_local_run(
     store = tmp_path / "store"
     local_cfg = write_config(tmp_path / "local" / "config.yaml", truth.opt_out_tenant)
     dask_cfg = write_config(tmp_path / "dask" / "config.yaml", truth.opt_out_tenant)
-    common = {"sources": [str(source)], "store_url": str(store), "set_name": "scale"}
+    common = {
+        "sources": [str(source)],
+        "source_format": "native",
+        "store_url": str(store),
+        "set_name": "scale",
+    }
 
     local_version = run_distill(DistillParams(config_path=str(local_cfg), **common))
     local = open_set(str(store), f"scale@{local_version}").read_table()

@@ -21,12 +21,15 @@ from golden_distill.datasets.schema import make_case_id
 pytestmark = pytest.mark.slow
 
 
-def expected_families(truth, opt_out: str) -> dict[str, set[str]]:
-    """family -> case ids of its members that the funnels select (quotas off)."""
+def expected_families(truth, opt_out: str, refused: set[str]) -> dict[str, set[str]]:
+    """family -> case ids of its members that the funnels select (quotas off) and redaction
+    accepts (a refused representative is replaced by the next member of its cluster)."""
     lost = set(truth.lost_record_ids)
     out: dict[str, set[str]] = {}
     for rid, record in truth.records.items():
         if rid in lost or record.tenant_id == opt_out or not record.funnels:
+            continue
+        if make_case_id("native", rid) in refused:
             continue
         out.setdefault(record.family, set()).add(make_case_id("native", rid))
     return out
@@ -57,14 +60,23 @@ def test_distill_end_to_end(
     config = write_config(tmp_path / "config.yaml", opt_out)
     store = tmp_path / "store"
     params = DistillParams(
-        config_path=str(config), sources=[str(source)], store_url=str(store), set_name="e2e"
+        config_path=str(config),
+        sources=[str(source)],
+        source_format="native",  # the planted truncated .gz is too short to sniff
+        store_url=str(store),
+        set_name="e2e",
     )
 
     # 1. first run: exactly the expected cases, nothing personal anywhere in the store
     version = run_distill(params)
     golden = open_set(str(store), f"e2e@{version}")
     published = set(golden.read_table().column("case_id").to_pylist())
-    families = expected_families(truth, opt_out)
+    work = tmp_path / "work"
+    refusals = [
+        e for q in work.rglob("quarantine.jsonl") for e in read_quarantine(q)
+        if e["stage"] == "redaction"
+    ]  # fmt: skip
+    families = expected_families(truth, opt_out, {e["case_id"] for e in refusals})
     family_of = {cid: fam for fam, ids in families.items() for cid in ids}
     assert published <= set(family_of), "published a case no funnel should select"
     represented = [family_of[cid] for cid in published]
@@ -92,6 +104,8 @@ def test_distill_end_to_end(
     done = shard_events(events)
     shards = len(list(source.glob("recordings-*")))
     assert len(done) == shards and all(d["cached"] for d in done)
+    redacts = shard_events(events, "redact_done")
+    assert redacts and all(d["cached"] for d in redacts)
 
     # 3. one broken shard: its bad lines are quarantined, only it is redone, still publishes
     events.clear()
@@ -105,6 +119,8 @@ def test_distill_end_to_end(
     assert new_version != version
     done = shard_events(events)
     assert sorted(d["cached"] for d in done) == [False] + [True] * (shards - 1)
+    redone = [d["shard"] for d in shard_events(events, "redact_done") if not d["cached"]]
+    assert set(redone) == {broken.name}  # (one task per redaction round)
     bad = {
         e["position"]
         for q in (tmp_path / "work").rglob("quarantine.jsonl")
@@ -116,6 +132,10 @@ def test_distill_end_to_end(
         open_set(str(store), f"e2e@{new_version}").read_table().column("case_id").to_pylist()
     )
     assert again == published
+
+    # every planted value is one the default redaction can handle: nothing should be refused
+    reasons = sorted({(e["reason"], e["detail"]) for e in refusals})
+    assert not refusals, f"redaction refused {len(refusals)} selected case(s): {reasons}"
 
 
 def test_invalid_parameters_fail_before_any_work(prefect_api, tmp_path, events, shard_events):

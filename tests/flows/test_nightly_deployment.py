@@ -80,6 +80,7 @@ def test_nightly_deployment_runs_on_a_real_server(tmp_path, corpus, pseudonym_ke
             "params": {
                 "config_path": str(config),
                 "sources": [str(source)],
+                "source_format": "native",
                 "store_url": str(store),
                 "set_name": "deployed",
             }

@@ -228,3 +228,22 @@ def test_ids_are_stable_across_reads(tmp_path) -> None:
 )
 def test_sniff(head: bytes, expected: bool) -> None:
     assert ChatAdapter.sniff("x", head) is expected
+
+
+def test_jsonl_compressed_oversized_and_truncated(tmp_path) -> None:
+    import gzip
+
+    lines = (FIXTURES / "chat_mixed.jsonl").read_bytes().splitlines(keepends=True)
+    good = lines[0] + lines[1]
+    packed = gzip.compress(good + lines[7])
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(packed[: len(packed) - 12])  # cut inside the stream's last block
+    rows, entries, _ = read_all(path, tmp_path)
+    assert [r["source"]["position"] for r in rows] == [1, 2][: len(rows)]
+    assert "truncated_stream" in {e["reason"] for e in entries}
+
+    config = IngestConfig(max_line_bytes=len(lines[1]) + 1)
+    rows, entries, _ = read_all(FIXTURES / "chat_mixed.jsonl", tmp_path / "b", config)
+    oversized = {e["position"] for e in entries if e["reason"] == "oversized_line"}
+    assert 1 in oversized and 2 not in oversized
+    assert 2 in [r["source"]["position"] for r in rows]

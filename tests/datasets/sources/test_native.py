@@ -1,4 +1,4 @@
-"""The native JSONL reader: field mapping, compression, and one quarantine reason per broken kind."""
+"""The native JSONL reader: field mapping, compression, one quarantine reason per broken kind."""
 
 from __future__ import annotations
 
@@ -262,7 +262,7 @@ def test_oversized_line_is_skipped_without_reading_it_whole(tmp_path: Path) -> N
     big = recording("r-big", initialUserInput="y" * 5000)
     data = line(recording("a")) + line(big) + line(recording("b"))
     qpath = tmp_path / "q.jsonl"
-    rows, quarantine, stats = read_all(
+    rows, _, stats = read_all(
         write(tmp_path / "o.jsonl.zst", data), IngestConfig(max_line_bytes=3000), qpath
     )
     assert [r["source"]["source_record_id"] for r in rows] == ["a", "b"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -165,3 +166,28 @@ def test_sniff() -> None:
     assert OtelAdapter.sniff("x.json", b'{\n  "resourceSpans": [')
     assert not OtelAdapter.sniff("x.jsonl", b'{"messages": []}')
     assert not OtelAdapter.sniff("x.json", b'[{"traj": []}]')
+
+
+def test_spilling_to_disk_gives_the_same_cases(tmp_path) -> None:
+    cases = list(ChatAdapter().read(str(AIRLINE), Quarantine(), ReadStats()))
+    path = tmp_path / "airline.otlp.jsonl"
+    write_otlp_jsonl(cases, path, traces_per_line=50)
+    in_memory, _, _ = read_all(path, tmp_path / "a")
+    spilled, entries, stats = read_all(
+        path, tmp_path / "b", IngestConfig(otel_max_spans_in_memory=100)
+    )
+    assert entries == [] and stats.extra["otel_spilled_files"] == 1
+    assert len(spilled) == 200
+
+    def key(row):
+        return row["trace_id"]
+
+    def without_position(row):
+        return {**row, "source": {**row["source"], "position": None}}
+
+    assert [without_position(r) for r in sorted(spilled, key=key)] == [
+        without_position(r) for r in sorted(in_memory, key=key)
+    ]
+    again, _, _ = read_all(path, tmp_path / "c", IngestConfig(otel_max_spans_in_memory=100))
+    assert [r["trace_id"] for r in again] == [r["trace_id"] for r in spilled]  # deterministic
+    assert not list(Path(tempfile.gettempdir()).glob("golden-otel-*"))  # spill files removed

@@ -29,8 +29,8 @@ SET = "nightly"
 PROC = Path(__file__).with_name("publisher_proc.py")
 #: Where to kill: after the case files, between data files, and just before visibility.
 KILL_POINTS = {
-    "local": ["cases", "report", "claimed", "staged"],
-    "s3": ["cases", "upload:cases-0000.parquet", "upload:report.html", "uploaded"],
+    "local": ["cases", "claimed", "staged"],
+    "s3": ["upload:cases-0000.parquet", "upload:report.html", "uploaded"],
 }
 
 pytestmark = pytest.mark.slow

@@ -37,8 +37,9 @@ def read_lines() -> Callable[[Path], list[bytes]]:
 @pytest.fixture(scope="session")
 def gz_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("gz_corpus")
-    generate_corpus(out, sessions=SESSIONS, seed=11, shards=2, compress="gz",
-                    oversized_limit=OVERSIZED_LIMIT)  # fmt: skip
+    generate_corpus(
+        out, sessions=SESSIONS, seed=11, shards=2, compress="gz", oversized_limit=OVERSIZED_LIMIT
+    )
     return out
 
 

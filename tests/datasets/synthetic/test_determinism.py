@@ -36,3 +36,19 @@ def test_rerun_into_same_dir_leaves_no_stale_shard(corpus_factory: Callable[...,
     out = corpus_factory("rerun", sessions=40, seed=3, shards=3, compress="gz")
     generate_corpus(out, sessions=40, seed=3, shards=1, compress="gz", oversized_limit=32768)
     assert sorted(p.name for p in out.glob("recordings-*")) == ["recordings-0000.jsonl.gz"]
+
+
+def test_worker_count_does_not_change_bytes(corpus_factory: Callable[..., Path]) -> None:
+    kwargs = {"sessions": 90, "seed": 6, "shards": 3, "compress": "zst"}
+    one = _digests(corpus_factory("jobs_1", jobs=1, **kwargs))
+    two = _digests(corpus_factory("jobs_2", jobs=2, **kwargs))
+    assert one == two
+
+
+def test_value_pools_are_deterministic_per_seed() -> None:
+    from golden_distill.datasets.synthetic.pii import PiiPools
+
+    a, b, c = PiiPools(8, size=64), PiiPools(8, size=64), PiiPools(9, size=64)
+    assert a.en_names == b.en_names and a.zh_addresses == b.zh_addresses
+    assert a.api_keys == b.api_keys and a.cn_ids == b.cn_ids
+    assert a.en_names != c.en_names

@@ -27,7 +27,9 @@ def test_counts_are_self_consistent(gz_truth: Truth) -> None:
     recount = Counter(f for r in gz_truth.records.values() for f in r.funnels)
     assert s["funnel_counts"] == {f: recount[f] for f in sorted(recount)}
     assert sum(s["tenant_record_counts"].values()) == s["valid_records"]
-    assert s["broken_counts"] == dict(sorted(Counter(b["reason"] for b in s["broken_lines"]).items()))
+    assert s["broken_counts"] == dict(
+        sorted(Counter(b["reason"] for b in s["broken_lines"]).items())
+    )
     assert s["family_count"] == len(gz_truth.families())
     assert len({r.session_id for r in gz_truth.records.values()}) == SESSIONS
 
@@ -40,8 +42,9 @@ def test_every_broken_kind_is_planted_and_named(gz_truth: Truth) -> None:
     assert gz_truth.oversized_line_limit == 32 * 1024
 
 
-def test_each_valid_record_is_at_its_claimed_line(gz_corpus: Path, gz_truth: Truth,
-                                                  read_lines: Callable) -> None:  # fmt: skip
+def test_each_valid_record_is_at_its_claimed_line(
+    gz_corpus: Path, gz_truth: Truth, read_lines: Callable
+) -> None:
     files = {f: read_lines(gz_corpus / f) for f in gz_truth.summary["files"]}
     broken_at = {(b["file"], b["line"]) for b in gz_truth.broken_lines}
     claimed = {(r.file, r.line) for r in gz_truth.records.values()}

@@ -19,7 +19,7 @@ FAMILIES = {
     "refund": (
         [
             "Hi, I'm {name}. Please refund order {order}, it arrived damaged.",
-            "Hello, this is {name}, please refund my order {order}, it arrived damaged!",
+            "Hi, I'm {name}, please refund my order {order}, it arrived damaged!",
             "Hi I'm {name} - please refund order {order} because it arrived damaged",
         ],
         [("r", "erp_get_order"), ("w", "fin_issue_refund")],
@@ -28,7 +28,7 @@ FAMILIES = {
         [
             "Cancel order {order} right away, I no longer need it. Thanks, {name}",
             "Please cancel order {order} right away, I no longer need it. {name}",
-            "Cancel my order {order} right away; I do not need it anymore. Regards {name}",
+            "Cancel my order {order} right away; I no longer need it. Regards {name}",
         ],
         [("r", "erp_get_order"), ("w", "erp_cancel_order")],
     ),

@@ -1,0 +1,170 @@
+"""Benchmark: the native reader's throughput against a bare orjson loop, and its memory.
+
+    python bench/ingest.py                      # 200k generated sessions (several minutes)
+    python bench/ingest.py --sessions 20000     # quick look
+
+Generates native recordings once (cached under the temp dir, keyed by size and seed), then in
+the same run and on the same file:
+
+* baseline: a plain loop of ``orjson.loads`` per line with a trivial filter (``recordId`` set);
+* reader: ``NativeAdapter.read_batches`` (parse, validate, convert, canonical hash, Arrow batches);
+* ingest: ``ingest()`` end to end (the reader plus Parquet shards, quarantine and summary).
+
+Each timing is the best of ``--repeat`` runs (the machine may be shared). Prints MB/s of each and
+the reader/baseline ratio (target >= 0.5x), then the peak RSS of ``ingest()`` in a fresh process
+on the first tenth of the file (1x) and on all of it (10x): it should stay roughly flat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_RATIO = 0.5
+
+
+def corpus_file(sessions: int, seed: int) -> Path:
+    """The generated recordings file (plain JSONL, one shard), generating it if missing."""
+    from golden_distill.datasets.synthetic import generate_corpus
+
+    folder = Path(tempfile.gettempdir()) / f"golden-bench-ingest-{sessions}-{seed}"
+    path = folder / "recordings-0000.jsonl"
+    if not (folder / "_truth.json").exists():
+        print(f"generating {sessions:,} sessions into {folder} ...", flush=True)
+        started = time.perf_counter()
+        generate_corpus(folder, sessions=sessions, seed=seed, shards=1, compress=None)
+        print(f"  generated in {time.perf_counter() - started:.0f}s", flush=True)
+    return path
+
+
+def first_lines(path: Path, fraction: int) -> Path:
+    """A file holding the first 1/``fraction`` of ``path``'s lines (the 1x input)."""
+    out = path.with_name(f"first-1-of-{fraction}.jsonl")
+    if not out.exists():
+        with path.open("rb") as fh:
+            total = sum(1 for _ in fh)
+        with path.open("rb") as src, out.open("wb") as dst:
+            for n, line in enumerate(src):
+                if n >= total // fraction:
+                    break
+                dst.write(line)
+    return out
+
+
+def baseline(path: Path) -> tuple[float, int]:
+    """Seconds and records for the bare loop: orjson.loads per line, keep lines with recordId."""
+    import orjson
+
+    kept = 0
+    started = time.perf_counter()
+    with path.open("rb") as fh:
+        for line in fh:
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if type(record) is dict and record.get("recordId"):
+                kept += 1
+    return time.perf_counter() - started, kept
+
+
+def reader(path: Path) -> tuple[float, int]:
+    """Seconds and cases for the native reader producing Arrow batches (no files written)."""
+    from golden_distill.datasets.quarantine import Quarantine
+    from golden_distill.datasets.sources.base import ReadStats
+    from golden_distill.datasets.sources.native import NativeAdapter
+
+    stats = ReadStats()
+    started = time.perf_counter()
+    for _ in NativeAdapter().read_batches(str(path), Quarantine(), stats):
+        pass
+    return time.perf_counter() - started, stats.cases
+
+
+def ingest_once(path: Path, out: Path) -> tuple[float, int]:
+    from golden_distill.datasets.ingest import ingest
+
+    started = time.perf_counter()
+    summary = ingest([str(path)], out, overwrite=True)
+    return time.perf_counter() - started, summary.cases_written
+
+
+def peak_rss_mb(path: Path, out: Path) -> float:
+    """Peak RSS (MB) of a fresh process that runs ``ingest()`` on ``path``."""
+    # VmHWM, not ru_maxrss: a child started by fork+exec inherits the parent's ru_maxrss.
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from golden_distill.datasets.ingest import ingest\n"
+        "ingest([sys.argv[1]], Path(sys.argv[2]), overwrite=True)\n"
+        "hwm = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM')][0]\n"
+        "print(int(hwm.split()[1]) / 1024)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=200_000, help="sessions to generate")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=2, help="timings per contender (best)")
+    args = parser.parse_args()
+
+    path = corpus_file(args.sessions, args.seed)
+    size_mb = path.stat().st_size / 1e6
+    work = Path(tempfile.mkdtemp(prefix="golden-bench-ingest-out-"))
+    try:
+        best: dict[str, tuple[float, float, int]] = {}
+        for _ in range(args.repeat):  # interleaved, so load changes hit every contender
+            for name, run in (
+                ("baseline", lambda: baseline(path)),
+                ("reader", lambda: reader(path)),
+                ("ingest", lambda: ingest_once(path, work / "out")),
+            ):
+                cpu_start = time.process_time()
+                seconds, count = run()
+                cpu = time.process_time() - cpu_start
+                if name not in best or seconds < best[name][0]:
+                    best[name] = (seconds, cpu, count)
+        base_s, base_cpu = best["baseline"][0], best["baseline"][1]
+        print(f"\ninput: {path.name}, {size_mb:,.1f} MB, {args.sessions:,} sessions")
+        print(
+            f"{'contender':<10} {'wall s':>8} {'cpu s':>8} {'MB/s':>8} {'records':>10} "
+            f"{'vs baseline':>12} {'(cpu)':>7}"
+        )
+        for name, (seconds, cpu, count) in best.items():
+            print(
+                f"{name:<10} {seconds:8.2f} {cpu:8.2f} {size_mb / seconds:8.1f} {count:10,} "
+                f"{base_s / seconds:11.2f}x {base_cpu / cpu:6.2f}x"
+            )
+        ratio = base_s / best["reader"][0]
+        verdict = "meets" if ratio >= TARGET_RATIO else "BELOW"
+        print(f"reader/baseline = {ratio:.2f}x ({verdict} the {TARGET_RATIO}x target)")
+
+        small = first_lines(path, 10)
+        rss_1x = peak_rss_mb(small, work / "rss-1x")
+        rss_10x = peak_rss_mb(path, work / "rss-10x")
+        print(
+            f"peak RSS of ingest(): 1x ({small.stat().st_size / 1e6:,.0f} MB) {rss_1x:,.0f} MB, "
+            f"10x ({size_mb:,.0f} MB) {rss_10x:,.0f} MB, ratio {rss_10x / rss_1x:.2f}"
+        )
+        print(
+            f"(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB)"
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Dedup on real tau-bench runs (4 trials per task): tool paths decide, text only within a path.
+
+The expected "same tool path" is computed here from the raw trajectories, independently of the
+chat adapter and of dedup's own normalisation: the sequence of (tool name, reply starts with
+"Error:") over the assistant's tool calls.
+
+tau-bench's users are simulated by an LLM that words the same instruction differently on every
+trial, so the first user messages of one task are further apart than the templated requests the
+default threshold is tuned for; the test uses the looser threshold docs/dedup.md recommends for
+free-form conversational traffic. Different paths must stay apart at *any* threshold.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from golden_distill.datasets.ingest import ingest
+from golden_distill.filters.dedup import DedupConfig, cluster, signatures
+
+AIRLINE = Path("/work/shared/realdata/tau-bench/historical_trajectories/gpt-4o-airline.json")
+CONVERSATIONAL = DedupConfig(distance_threshold=0.55)
+
+
+def _raw_paths() -> dict[str, tuple[int, tuple[tuple[str, bool], ...]]]:
+    """trace id (as the chat adapter names runs) -> (task id, tool path)."""
+    out = {}
+    for run in json.loads(AIRLINE.read_text()):
+        failed = {
+            m.get("tool_call_id"): str(m.get("content", "")).startswith("Error")
+            for m in run["traj"]
+            if m["role"] == "tool"
+        }
+        path = tuple(
+            (call["function"]["name"], failed.get(call["id"], False))
+            for m in run["traj"]
+            if m["role"] == "assistant"
+            for call in m.get("tool_calls") or []
+        )
+        out[f"task={run['task_id']}/trial={run['trial']}"] = (run["task_id"], path)
+    return out
+
+
+@pytest.fixture(scope="module")
+def airline(tmp_path_factory) -> pl.DataFrame:
+    out = tmp_path_factory.mktemp("tau-airline")
+    ingest([str(AIRLINE)], out, fmt="chat")
+    return pl.read_parquet(out / "cases")
+
+
+def _same_task_pairs(frame: pl.DataFrame, cfg: DedupConfig):
+    table = cluster(signatures(frame, cfg), cfg).table
+    cluster_of = dict(zip(table["case_id"], table["cluster_id"], strict=True))
+    paths = _raw_paths()
+    runs = list(zip(frame["case_id"], frame["trace_id"], strict=True))
+    for (case_a, trace_a), (case_b, trace_b) in itertools.combinations(runs, 2):
+        task_a, path_a = paths[trace_a]
+        task_b, path_b = paths[trace_b]
+        if task_a == task_b:
+            yield path_a == path_b, cluster_of[case_a] == cluster_of[case_b]
+
+
+def test_trials_on_the_same_tool_path_cluster_together(airline):
+    assert airline.height == 200
+    outcomes = list(_same_task_pairs(airline, CONVERSATIONAL))
+    same_path = [together for same, together in outcomes if same]
+    assert len(same_path) >= 20  # the data has such trials; the test must not pass vacuously
+    assert all(same_path)
+
+
+@pytest.mark.parametrize("threshold", [CONVERSATIONAL.distance_threshold, 1.0])
+def test_trials_on_different_tool_paths_never_cluster_together(airline, threshold):
+    cfg = DedupConfig(distance_threshold=threshold)
+    outcomes = list(_same_task_pairs(airline, cfg))
+    different_path = [together for same, together in outcomes if not same]
+    assert len(different_path) >= 100
+    assert not any(different_path)

@@ -1,0 +1,27 @@
+"""Structured rules: key names and path tails decide what a value is."""
+
+from __future__ import annotations
+
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.key_rules import KeyRule, NonPersonalRule, PiiRule, RuleMatcher
+
+
+def test_rules_by_key_name_and_path_tail() -> None:
+    m = RuleMatcher(RedactionConfig())
+    assert m.match(("customer", "email")) == PiiRule("EMAIL_ADDRESS")
+    assert m.match(("contact", "homePhone")) == PiiRule("PHONE_NUMBER")
+    assert m.match(("billTo", "address", "city")) == PiiRule("ADDRESS")
+    assert m.match(("FullName",)) == PiiRule("PERSON")  # case-insensitive
+    order = m.match(("orderId",))
+    assert isinstance(order, KeyRule) and order.key_type == "order" and order.label == "KEY_ORDER"
+    pm = m.match(("payment_methods", "credit_card_1", "id"))
+    assert isinstance(pm, KeyRule) and pm.key_type == "payment_method"
+    assert m.match(("items", "item_id")) == NonPersonalRule()
+    assert m.match(("status",)) is None and m.match(("amount",)) is None
+    assert m.match(()) is None
+
+
+def test_key_fields_win_over_personal_rules() -> None:
+    cfg = RedactionConfig(key_rules={"*id": "ID_CARD"})
+    rule = RuleMatcher(cfg).match(("user_id",))
+    assert isinstance(rule, KeyRule) and rule.key_type == "user"

@@ -1,0 +1,93 @@
+"""Keyed pseudonyms: deterministic, keyed, namespaced, format-keeping; a Presidio Operator."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
+
+from golden_distill.redaction.keys import PseudonymKey
+from golden_distill.redaction.propagation import make_anonymizer
+from golden_distill.redaction.pseudonym import (
+    OPERATOR_NAME,
+    KeyedPseudonymOperator,
+    key_pseudonym,
+    value_token,
+)
+
+SECRET = b"a" * 32
+OTHER = b"b" * 32
+
+
+def test_same_value_same_key_same_pseudonym() -> None:
+    assert key_pseudonym("#W2378156", "order", SECRET, "#W") == key_pseudonym(
+        "#W2378156", "order", SECRET, "#W"
+    )
+
+
+def test_different_key_or_type_gives_different_pseudonym() -> None:
+    base = key_pseudonym("ORD-123456", "order", SECRET, "ORD-")
+    assert key_pseudonym("ORD-123456", "order", OTHER, "ORD-") != base
+    assert key_pseudonym("ORD-123456", "user", SECRET, "ORD-") != base
+
+
+@pytest.mark.parametrize(
+    ("value", "prefix", "shape"),
+    [
+        ("#W2378156", "#W|ORD-", r"#W\d{7}"),
+        ("ORD-000123", "#W|ORD-", r"ORD-\d{6}"),
+        ("credit_card_7815826", "credit_card_|paypal_", r"credit_card_\d{7}"),
+        ("NO6JO3", None, r"[A-Z][A-Z]\d[A-Z][A-Z]\d"),
+        ("noah_brown_6181", None, r"[a-z]{4}_[a-z]{5}_\d{4}"),
+    ],
+)
+def test_format_is_kept(value: str, prefix: str | None, shape: str) -> None:
+    out = key_pseudonym(value, "k", SECRET, prefix)
+    assert re.fullmatch(shape, out), out
+    assert out != value
+
+
+def test_user_id_pseudonym_drops_the_name_in_it() -> None:
+    out = key_pseudonym("noah_brown_6181", "user", SECRET)
+    assert "noah" not in out and "brown" not in out
+
+
+def test_value_token_is_case_insensitive_and_typed() -> None:
+    assert value_token("Yusuf Rossi", "PERSON", SECRET) == value_token(
+        "yusuf rossi", "PERSON", SECRET
+    )
+    assert re.fullmatch(r"<PERSON_[0-9a-f]{8}>", value_token("Yusuf", "PERSON", SECRET))
+    assert value_token("Yusuf", "PERSON", OTHER) != value_token("Yusuf", "PERSON", SECRET)
+
+
+def test_operator_is_registered_with_presidio_anonymizer() -> None:
+    engine = make_anonymizer()
+    assert OPERATOR_NAME in engine.get_anonymizers()
+    text = "order #W2378156 for Mei"
+    result = engine.anonymize(
+        text=text,
+        analyzer_results=[
+            RecognizerResult("KEY_ORDER", 6, 15, 1.0),
+            RecognizerResult("PERSON", 20, 23, 1.0),
+        ],
+        operators={
+            "KEY_ORDER": OperatorConfig(
+                OPERATOR_NAME, {"secret": SECRET, "key_type": "order", "prefix": "#W"}
+            ),
+            "PERSON": OperatorConfig(OPERATOR_NAME, {"secret": SECRET}),
+        },
+    )
+    expected_order = key_pseudonym("#W2378156", "order", SECRET, "#W")
+    assert result.text == f"order {expected_order} for {value_token('Mei', 'PERSON', SECRET)}"
+
+
+def test_operator_rejects_a_short_secret() -> None:
+    with pytest.raises(ValueError):
+        KeyedPseudonymOperator().validate({"secret": b"short"})
+
+
+def test_key_repr_never_shows_the_secret() -> None:
+    key = PseudonymKey(SECRET, "test")
+    assert "aaaa" not in repr(key)
+    assert key.key_id.startswith("k_") and "aaaa" not in key.key_id

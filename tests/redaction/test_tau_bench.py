@@ -1,0 +1,117 @@
+"""Real agent runs (tau-bench): users' personal data never survives; ids stay consistent."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pytest
+
+from golden_distill.datasets.quarantine import Quarantine
+from golden_distill.datasets.schema import CASE_SCHEMA
+from golden_distill.datasets.sources.base import ReadStats
+from golden_distill.datasets.sources.chat import ChatAdapter
+from golden_distill.datasets.sources.config import IngestConfig
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.keys import PseudonymKey
+from golden_distill.redaction.pseudonym import key_pseudonym
+from golden_distill.redaction.redactor import Redactor
+from golden_distill.redaction.shard import redact_table
+
+REAL = Path("/work/shared/realdata")
+RUNS = {
+    "airline": REAL / "tau-bench/historical_trajectories/gpt-4o-airline.json",
+    "retail": REAL / "tau-bench__avaljotsingh/final_results/"
+    "tool-calling-none-0.1_range_0-100_user-none-llm_06232025.json",
+}
+SECRET = b"tau-bench-test-key-" + b"q" * 32
+N_RUNS = 60
+
+pytestmark = pytest.mark.skipif(
+    not all(p.exists() for p in RUNS.values()), reason="shared tau-bench data not mounted"
+)
+
+
+@pytest.fixture(scope="module", params=sorted(RUNS))
+def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    name = request.param
+    runs = json.loads(RUNS[name].read_text())[:N_RUNS]
+    path = tmp_path_factory.mktemp(name) / "runs.json"
+    path.write_text(json.dumps(runs))
+    rows = list(ChatAdapter(IngestConfig()).read(str(path), Quarantine(), ReadStats()))
+    table = pa.Table.from_pylist(rows, schema=CASE_SCHEMA)
+    result = redact_table(table, Redactor.from_config(RedactionConfig(), PseudonymKey(SECRET)))
+    users = json.loads((REAL / f"tau-bench/tau_bench/envs/{name}/data/users.json").read_text())
+    return {
+        "name": name,
+        "before": table.to_pylist(),
+        "result": result,
+        "users": [
+            users[r["info"]["task"]["user_id"]] | {"id": r["info"]["task"]["user_id"]} for r in runs
+        ],
+    }
+
+
+def test_every_run_is_published(env: dict) -> None:
+    assert env["result"].cases_out == len(env["before"]) == N_RUNS
+    assert not env["result"].quarantined
+
+
+def test_users_personal_data_never_survives(env: dict) -> None:
+    text = orjson.dumps(env["result"].table.to_pylist(), default=str).decode()
+    checked = 0
+    for user in env["users"]:
+        full = f"{user['name']['first_name']} {user['name']['last_name']}"
+        values = [
+            full,
+            user["email"],
+            user["address"]["address1"],
+            user["id"],
+            *user["payment_methods"],
+        ]
+        for value in values:
+            assert value not in text, f"{env['name']}: a {type(value).__name__} survived"
+            checked += 1
+    assert checked >= N_RUNS * 4
+
+
+def _ids(text: str, env_name: str) -> set[str]:
+    if env_name == "retail":
+        return set(re.findall(r"#W\d{7}", text))
+    return set(re.findall(r'"reservation_id\\?"\s*:\s*\\?"([A-Z0-9]{6})', text))
+
+
+def test_ids_are_remapped_consistently_across_args_replies_and_text(env: dict) -> None:
+    key_type = "order" if env["name"] == "retail" else "reservation"
+    prefix = "#W|ORD-|SO-|PO-" if key_type == "order" else None
+    checked = 0
+    for before, after in zip(env["before"], env["result"].table.to_pylist(), strict=True):
+        ids = _ids(orjson.dumps(before, default=str).decode(), env["name"])
+        for original in ids:
+            pseudo = key_pseudonym(original, key_type, SECRET, prefix)
+            for s_in, s_out in zip(before["steps"], after["steps"], strict=True):
+                for field in ("arguments", "response"):
+                    if s_in[field] and original in s_in[field]:
+                        assert pseudo in s_out[field]
+                        checked += 1
+            if original in before["context"]["messages"]:
+                assert pseudo in after["context"]["messages"]
+                checked += 1
+            if before["outcome"]["answer_text"] and original in before["outcome"]["answer_text"]:
+                assert pseudo in after["outcome"]["answer_text"]
+    assert checked > 50
+
+
+def test_tool_names_statuses_and_amounts_unchanged(env: dict) -> None:
+    amount = re.compile(r'"(?:amount|price|total)"\s*:\s*(-?\d+(?:\.\d+)?)')
+    for before, after in zip(env["before"], env["result"].table.to_pylist(), strict=True):
+        assert [(s["name"], s["status"]) for s in before["steps"]] == [
+            (s["name"], s["status"]) for s in after["steps"]
+        ]
+        for s_in, s_out in zip(before["steps"], after["steps"], strict=True):
+            for field in ("arguments", "response"):
+                if s_in[field]:
+                    assert amount.findall(s_in[field]) == amount.findall(s_out[field])
