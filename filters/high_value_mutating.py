@@ -38,25 +38,29 @@ class HighValueMutatingFunnel(Funnel):
                 max_amount=pl.col("amount").max(),
             )
         )
-        calls = steps.filter(pl.col("kind") != "model")
-        figures = [pl.col("name").n_unique().cast(pl.Int32).alias("distinct_tools")]
-        if cfg.min_retries is not None:  # a window per (case, tool): only when asked for
+        scores = inputs.cases.select("case_id", "n_steps").join(
+            writes, on="case_id", how="left", maintain_order="left"
+        )
+        figures = []  # per-call figures cost a pass over every step: only when configured
+        if cfg.min_distinct_tools is not None:
+            figures.append(pl.col("name").n_unique().cast(pl.Int32).alias("distinct_tools"))
+        if cfg.min_retries is not None:
             retried = (
                 pl.col("status").shift(1).over(["case_id", "name"], order_by="pos") != "ok"
             ).fill_null(False)
             figures.append(retried.sum().cast(pl.Int32).alias("retries"))
-        else:
-            figures.append(pl.lit(0, dtype=pl.Int32).alias("retries"))
-        per_case_calls = calls.group_by("case_id").agg(figures)
-        return (
-            inputs.cases.select("case_id", "n_steps")
-            .join(writes, on="case_id", how="left", maintain_order="left")
-            .join(per_case_calls, on="case_id", how="left", maintain_order="left")
-            .with_columns(
-                pl.col("n_writes", "distinct_tools", "retries").fill_null(0),
-                pl.col("write_systems").fill_null(pl.lit([], dtype=pl.List(pl.String))),
-                steps_threshold=pl.lit(inputs.batch.get("steps_threshold"), dtype=pl.Float64),
+        if figures:
+            per_case_calls = (
+                steps.filter(pl.col("kind") != "model").group_by("case_id").agg(figures)
             )
+            scores = scores.join(per_case_calls, on="case_id", how="left", maintain_order="left")
+        for name in ("distinct_tools", "retries"):
+            if name not in scores.collect_schema().names():
+                scores = scores.with_columns(pl.lit(0, dtype=pl.Int32).alias(name))
+        return scores.with_columns(
+            pl.col("n_writes", "distinct_tools", "retries").fill_null(0),
+            pl.col("write_systems").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+            steps_threshold=pl.lit(inputs.batch.get("steps_threshold"), dtype=pl.Float64),
         )
 
     def decide(self, scores: pl.LazyFrame) -> pl.LazyFrame:

@@ -165,6 +165,10 @@ def _finite(expr: pl.Expr) -> pl.Expr:
     return pl.when(expr.is_finite()).then(expr)
 
 
+def _leaf_keys(paths: list[ParsedPath]) -> list[str]:
+    return sorted({next(p for p in reversed(path.parts) if isinstance(p, str)) for path in paths})
+
+
 def _vectorised(series: pl.Series, paths: list[ParsedPath]) -> pl.Series:
     tree: dict = {}
     for path in paths:
@@ -185,6 +189,18 @@ def max_number(series: pl.Series, paths: list[ParsedPath]) -> pl.Series:
     name = series.name
     if not paths or series.len() == 0:
         return pl.Series(name, [None] * series.len(), dtype=pl.Float64)
+    # Only documents that spell one of the leaf keys can hold a value: decode just those.
+    # (A key written with \u escapes would be missed: recorders do not write keys that way.)
+    needles = [f'"{key}"' for key in _leaf_keys(paths)]
+    mask = series.str.contains_any(needles).fill_null(False)
+    hits = int(mask.sum())
+    if hits == 0:
+        return pl.Series(name, [None] * series.len(), dtype=pl.Float64)
+    if hits < series.len():
+        found = max_number(series.filter(mask), paths)
+        index = mask.arg_true()
+        out = pl.Series(name, [None] * series.len(), dtype=pl.Float64).scatter(index, found)
+        return out.alias(name)
     try:
         out = _vectorised(series, paths)
     except _Conflict:

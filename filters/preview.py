@@ -74,8 +74,8 @@ def _examples(decisions: pl.DataFrame, selects: list[str], k: int) -> dict[str, 
 def preview_report(
     decisions: pl.DataFrame, config: FunnelsConfig, *, examples: int = 3
 ) -> dict[str, Any]:
-    """The preview of one config over decided cases (``decide_selection`` output, which keeps
-    the tools and systems lists of ``score_cases``)."""
+    """The preview of one config over decided cases (``decide_selection`` over
+    ``score_cases(..., details=True)``, which has the tools and systems lists)."""
     selects, _ = _names(config)
     stats = selection_stats(decisions, config)
     candidates = decisions.filter(pl.col("candidate"))

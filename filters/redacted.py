@@ -17,7 +17,7 @@ import polars as pl
 from golden_distill.filters.funnel import Funnel
 from golden_distill.filters.inputs import FunnelInputs
 
-PASS_REASON = "tenant not opted out (scrub and verification: redaction step)"
+PASS_REASON = "tenant not opted out"
 #: Reason code for cases the gate refuses (reported, never a tenant's data).
 OPTED_OUT = "tenant_opted_out"
 

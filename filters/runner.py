@@ -12,16 +12,20 @@ funnel scores 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from golden_distill.filters.case_source import (
+    INPUT_COLUMNS,
+    Source,
+    as_lazy,
+    iter_case_batches,
+)
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.funnel import Funnel
-from golden_distill.filters.inputs import INPUT_COLUMNS, build_inputs
+from golden_distill.filters.inputs import build_inputs
 from golden_distill.filters.quotas import apply_quotas
 from golden_distill.filters.registry import build_funnels
 from golden_distill.filters.selection_stats import selection_stats
@@ -29,8 +33,6 @@ from golden_distill.filters.selection_stats import selection_stats
 #: Values of ``decisions.status``: why a case is or is not in the selection.
 SELECTED = "selected"
 NO_FUNNEL = "no_funnel"
-
-Source = pl.DataFrame | pl.LazyFrame | str | Path | Sequence[str | Path]
 
 
 @dataclass(slots=True)
@@ -43,30 +45,6 @@ class SelectionResult:
     table: pl.DataFrame
     decisions: pl.DataFrame
     stats: dict[str, Any] = field(default_factory=dict)
-
-
-def as_lazy(source: Source) -> pl.LazyFrame:
-    """A lazy view of cases: a frame, a Parquet file, a directory of shards, or a list of those."""
-    if isinstance(source, pl.DataFrame):
-        return source.lazy()
-    if isinstance(source, pl.LazyFrame):
-        return source
-    items = [source] if isinstance(source, str | Path) else list(source)
-    files: list[str] = []
-    for item in items:
-        path = Path(item)
-        if path.is_dir():
-            found = sorted(str(p) for p in path.rglob("*.parquet"))
-            if not found:
-                raise FileNotFoundError(f"{path}: no .parquet files")
-            files.extend(found)
-        else:
-            files.append(str(path))
-    return pl.scan_parquet(files)
-
-
-def _batches(lf: pl.LazyFrame, batch_rows: int) -> Iterator[pl.DataFrame]:
-    yield from lf.select(INPUT_COLUMNS).collect_batches(chunk_size=batch_rows)
 
 
 def batch_figures(lf: pl.LazyFrame, config: FunnelsConfig) -> dict[str, float]:
@@ -90,7 +68,11 @@ def _json_string(expr: pl.Expr) -> pl.Expr:
 
 
 def _decide_batch(
-    batch: pl.DataFrame, funnels: list[Funnel], config: FunnelsConfig, figures: dict[str, float]
+    batch: pl.DataFrame,
+    funnels: list[Funnel],
+    config: FunnelsConfig,
+    figures: dict[str, float],
+    details: bool,
 ) -> pl.DataFrame:
     if batch.height and batch["case_id"].is_duplicated().any():
         # The same run read twice (a source listed twice): every funnel joins on case_id, so
@@ -98,10 +80,11 @@ def _decide_batch(
         layer = pl.int_range(pl.len()).over("case_id")
         layered = batch.with_columns(_layer=layer).partition_by("_layer", maintain_order=True)
         return pl.concat(
-            [_decide_batch(p.drop("_layer"), funnels, config, figures) for p in layered]
+            [_decide_batch(p.drop("_layer"), funnels, config, figures, details) for p in layered]
         )
-    inputs = build_inputs(batch, config, figures)
-    plan = inputs.cases.select("case_id", "tenant_id", "signature", "tools", "systems", "n_steps")
+    inputs = build_inputs(batch, config, figures, details=details)
+    keep = ["case_id", "tenant_id", "signature", "n_steps"]
+    plan = inputs.cases.select([*keep, *(["tools", "systems"] if details else [])])
     for funnel in funnels:
         result = funnel.run(inputs).select(
             "case_id",
@@ -110,7 +93,10 @@ def _decide_batch(
             pl.col("contribution").fill_null(0.0).alias(f"score_{funnel.name}"),
         )
         plan = plan.join(result, on="case_id", how="left", maintain_order="left")
-    return plan.collect()
+    finished = _finish(plan.collect(), funnels)
+    if details:
+        return finished
+    return finished.drop([c for c in finished.columns if c.startswith(("why_", "score_"))])
 
 
 def _finish(decided: pl.DataFrame, funnels: list[Funnel]) -> pl.DataFrame:
@@ -159,23 +145,30 @@ def score_cases(
     *,
     batch_rows: int = 50_000,
     figures: dict[str, float] | None = None,
+    details: bool = False,
 ) -> pl.DataFrame:
-    """Every funnel over every case, no quotas: one row per case with case_id, tenant_id,
-    signature, tools, systems, n_steps, in_/why_/score_<funnel>, candidate, status, funnels,
-    funnel_reasons (JSON text {funnel: reason}), value_score.
+    """Every funnel over every case, no quotas: one small row per case with case_id,
+    tenant_id, signature (hash of the tool sequence), n_steps, in_<funnel> (bool), candidate,
+    status (selected | no_funnel | gate:<reason>; ``decide_selection`` turns the candidates
+    the quotas cut into quota:<reason>),
+    funnels, funnel_reasons (JSON text {funnel: reason}), value_score.
 
+    ``details`` adds tools and systems (lists), why_<funnel> (reason, or a gate's refusal code)
+    and score_<funnel> (contribution): for previews and tests, not needed by the flow.
     ``figures``: batch-wide figures (``batch_figures`` over *all* shards) when scoring one shard
     of a larger batch; by default they are computed from ``source`` itself."""
     funnels = build_funnels(config)
     lf = as_lazy(source)
     if figures is None:
         figures = batch_figures(lf, config)
-    parts = [_decide_batch(b, funnels, config, figures) for b in _batches(lf, batch_rows)]
+    parts = [
+        _decide_batch(b, funnels, config, figures, details)
+        for b in iter_case_batches(source, config, batch_rows)
+    ]
     if not parts:
-        parts = [
-            _decide_batch(lf.select(INPUT_COLUMNS).head(0).collect(), funnels, config, figures)
-        ]
-    return _finish(pl.concat(parts, how="vertical"), funnels)
+        empty = lf.select(INPUT_COLUMNS).head(0).collect()
+        parts = [_decide_batch(empty, funnels, config, figures, details)]
+    return pl.concat(parts, how="vertical")
 
 
 def decide_selection(scored: pl.DataFrame, config: FunnelsConfig) -> pl.DataFrame:

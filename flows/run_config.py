@@ -45,10 +45,10 @@ class FlowConfig(StrictModel):
     )
     work_dir: Path = Field(
         Path(".golden-work"),
-        description="Local folder for per-shard intermediate files (canonical shards are deleted "
-        "after use; redacted candidates, signatures and quarantine files stay for cached "
-        "reruns). Quarantine files may hold raw source lines: give this folder the access "
-        "class of the sources. Relative paths are relative to the current directory.",
+        description="Local folder for per-shard intermediate files kept for cached reruns: "
+        "funnel candidates (not yet redacted), decisions, signatures, redacted cases and "
+        "quarantine files (which may keep raw source lines). Give it the access class of the "
+        "sources. Relative paths are relative to the current directory.",
     )
     result_storage: Path | None = Field(
         None,
@@ -57,8 +57,9 @@ class FlowConfig(StrictModel):
     )
     cache_shards: bool = Field(
         True,
-        description="Reuse a shard's result when its content, the config, the key id and the "
-        "pipeline version are unchanged. Turn off to force every shard to be redone.",
+        description="Reuse a shard's results when its content, the config, the pipeline "
+        "version (and, for redaction, the chosen cases and the key id) are unchanged. Turn off "
+        "to force every shard to be redone.",
     )
     prune_work_dir: bool = Field(
         True,

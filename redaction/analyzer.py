@@ -13,7 +13,6 @@ no pre-filter matches is never sent to Presidio.
 from __future__ import annotations
 
 import os
-import re
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
@@ -33,6 +32,7 @@ from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.recognizers import SPECS
+from golden_distill.redaction.recognizers.base import Keywords
 
 LANGUAGE = "en"
 #: A BANK_CARD span that another, more specific recognizer also claims is dropped.
@@ -49,12 +49,6 @@ class Finding:
     start: int
     end: int
     score: float
-
-
-def _scoped(pattern: re.Pattern[str]) -> str:
-    """A pattern as one alternative of a union, its ignore-case flag kept local to it."""
-    text = pattern.pattern.removeprefix("(?i)")
-    return f"(?i:{text})" if pattern.flags & re.IGNORECASE else f"(?:{text})"
 
 
 def presidio_default_labels_to_ignore() -> list[str]:
@@ -128,9 +122,8 @@ class TextAnalyzer:
             context_aware_enhancer=None if config.ner_model else NoContextEnhancer(),
         )
         self.nlp_engine = nlp_engine
+        self._empty: object | None = None
         self.prefilters = [(spec.prefilter, spec.entities) for spec in specs]
-        # one search says "nothing here" for most strings instead of one search per recognizer
-        self.any_prefilter = re.compile("|".join(_scoped(spec.prefilter) for spec in specs))
         self.entities = sorted(
             {e for spec in specs for e in spec.entities} | set(self.ner_entities)
         )
@@ -140,18 +133,32 @@ class TextAnalyzer:
         found: list[str] = []
         if self.ner_entities and sum(ch.isalpha() for ch in text[:64]) >= 2:
             found.extend(self.ner_entities)
-        elif not self.any_prefilter.search(text):
-            return found
+        low: str | None = None
         for prefilter, entities in self.prefilters:
-            if prefilter.search(text):
-                found.extend(e for e in entities if e not in found)
+            if isinstance(prefilter, Keywords):
+                if low is None:
+                    low = text.lower()
+                hit = prefilter.search_lower(low)
+            else:
+                hit = prefilter.search(text) is not None
+            if hit:
+                for entity in entities:
+                    if entity not in found:
+                        found.append(entity)
         return found
 
     def analyze(self, text: str, threshold: float) -> list[Finding]:
         entities = self.candidate_entities(text)
         if not entities:
             return []
-        return self._run(text, entities, threshold, None)
+        return self._run(
+            text, entities, threshold, None if self.ner_entities else self._empty_artifacts()
+        )
+
+    def _empty_artifacts(self) -> object:
+        if self._empty is None:
+            self._empty = self.nlp_engine.process_text("", LANGUAGE)
+        return self._empty
 
     def analyze_many(self, texts: list[str], threshold: float) -> dict[str, list[Finding]]:
         """Findings per distinct text; texts no pre-filter matches map to ``[]``."""
@@ -168,8 +175,11 @@ class TextAnalyzer:
             for (text, entities), (_, nlp_artifacts) in zip(todo, artifacts, strict=True):
                 out[text] = self._run(text, entities, threshold, nlp_artifacts)
         else:
+            # the no_op engine's artifacts are empty and the same for every text: make them once
+            # instead of once per call (a spaCy Doc each time)
+            empty = self._empty_artifacts()
             for text, entities in todo:
-                out[text] = self._run(text, entities, threshold, None)
+                out[text] = self._run(text, entities, threshold, empty)
         return out
 
     def _run(

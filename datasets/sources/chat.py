@@ -44,7 +44,7 @@ from golden_distill.datasets.sources.lines import (
 from golden_distill.datasets.sources.source_io import (
     first_char,
     iter_json_array,
-    read_bytes,
+    mapped_bytes,
 )
 from golden_distill.datasets.sources.tool_catalogue import load_tool_catalogue
 from golden_distill.datasets.sources.uris import open_binary
@@ -102,17 +102,18 @@ class ChatAdapter:
     def _read_array(
         self, uri: str, basename: str, quarantine: Quarantine, stats: ReadStats
     ) -> Iterator[dict[str, Any]]:
-        data = read_bytes(uri)
-        stats.bytes_read += len(data)
-        for item in iter_json_array(data):
-            stats.records_read += 1
-            if item.problem is not None:
-                self._reject(quarantine, uri, item.index, item.problem, "array element", item.raw)
-                continue
-            row = self._convert(uri, basename, item.index, item.raw, quarantine)
-            if row is not None:
-                stats.cases += 1
-                yield row
+        with mapped_bytes(uri) as data:
+            stats.bytes_read += len(data)
+            for item in iter_json_array(data):
+                stats.records_read += 1
+                if item.problem is not None:
+                    detail = "array element"
+                    self._reject(quarantine, uri, item.index, item.problem, detail, item.raw)
+                    continue
+                row = self._convert(uri, basename, item.index, item.raw, quarantine)
+                if row is not None:
+                    stats.cases += 1
+                    yield row
 
     def _read_jsonl(
         self, uri: str, basename: str, quarantine: Quarantine, stats: ReadStats

@@ -1,8 +1,9 @@
 """Evidence tables adapter (`--format evidence`): session, snapshot and tool-call tables.
 
 The source is a database URL (``sqlite:///evidence.db``, ``postgresql://user@host/db``) or a
-folder holding the tables as Parquet or CSV files (a path to ``session_trace.parquet`` itself
-means its folder). One trace is one case: ``case_id = make_case_id("evidence", trace_id)``
+folder (local or fsspec URL) holding the tables as Parquet or CSV files (a path to
+``session_trace.parquet`` itself means its folder). One trace is one case:
+``case_id = make_case_id("evidence", trace_id)``
 unless the row carries a ``case_id`` (tables exported by golden-distill do), calls become steps
 in ``call_seq`` order, and the (first) snapshot fills the model parameters and context. A trace
 without a snapshot is a case with an empty context; a call without a trace is quarantined.
@@ -11,7 +12,6 @@ without a snapshot is a case with an empty context; a call without a trace is qu
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
@@ -29,12 +29,17 @@ from golden_distill.datasets.sources.tool_catalogue import load_tool_catalogue
 STAGE = "ingest"
 
 
-def evidence_folder(uri: str) -> Path | None:
+def evidence_folder(uri: str) -> str | None:
     """The folder an evidence URI names (itself, or the folder of a session_trace file)."""
-    path = Path(uri.removeprefix("file://"))
-    if path.is_file() and path.name.split(".", 1)[0] == SESSION:
-        path = path.parent
-    return path if is_evidence_folder(path) else None
+    head, _, name = uri.rstrip("/").rpartition("/")
+    remote = "://" in uri and not uri.startswith("file://")
+    if remote and "." in name and name.split(".", 1)[0] != SESSION:
+        return None  # a remote file (x.jsonl.zst): not worth a round trip to ask
+    if is_evidence_folder(uri):
+        return uri
+    if name.split(".", 1)[0] == SESSION and head and is_evidence_folder(head):
+        return head
+    return None
 
 
 def _raw(rows: Any) -> bytes:
@@ -60,16 +65,14 @@ class EvidenceAdapter:
         """A sqlite:// or postgresql:// URL, or a folder with a session_trace table file."""
         if sql_dialect(uri) is not None:
             return True
-        if "://" in uri and not uri.startswith("file://"):
-            return False
         return evidence_folder(uri) is not None
 
     def rows(self, uri: str) -> Iterator[TraceRows | RowProblem]:
         """The raw trace groups and problem rows of an evidence source (no conversion)."""
         if sql_dialect(uri) is not None:
             return iter(SqlEvidenceReader(uri, self.config.sql_chunk_traces))
-        folder = evidence_folder(uri)
-        return iter(FileEvidenceReader(str(folder or uri), self.config.evidence_bucket_rows))
+        folder = evidence_folder(uri) or uri
+        return iter(FileEvidenceReader(folder, self.config.evidence_bucket_rows))
 
     def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
         shown = redact_url(uri)

@@ -1,21 +1,30 @@
 """Reading evidence tables from a folder of Parquet or CSV files.
 
-A folder holds ``session_trace``, ``tool_call_trace`` and optionally ``context_snapshot``, each as
-``<table>.parquet``, ``<table>.csv`` or a ``<table>/`` folder of Parquet parts. Files need not be
-sorted, so traces are gathered by hash bucket of ``trace_id``: each pass reads only one bucket's
-rows (``bucket_rows`` tool-call rows at most, about), which bounds memory whatever the table
-size at the cost of one scan per bucket. Rows with a NULL ``trace_id`` and calls or snapshots of
-a trace that does not exist come out as ``RowProblem``\\s.
+A folder (a local path or any fsspec URL: ``s3://bucket/evidence/``, ``memory://...``) holds
+``session_trace``, ``tool_call_trace`` and optionally ``context_snapshot``, each as
+``<table>.parquet``, ``<table>.csv`` or a ``<table>/`` folder of Parquet parts. Local folders are
+scanned by polars directly, remote ones through pyarrow datasets on the fsspec filesystem.
+
+Files need not be sorted, so traces are gathered by hash bucket of ``trace_id``: each pass reads
+only one bucket's rows (about ``bucket_rows`` tool-call rows), which bounds memory whatever the
+table size at the cost of one scan per bucket. Rows with a NULL ``trace_id`` and calls or
+snapshots of a trace that does not exist come out as ``RowProblem``\\s.
 """
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.dataset as pads
+from fsspec import AbstractFileSystem
+from fsspec.core import url_to_fs
+from pyarrow.fs import FSSpecHandler, PyFileSystem
 
 from golden_distill.datasets.quarantine import NULL_REQUIRED, ORPHAN_CALL
 from golden_distill.datasets.sources.base import SourceError
@@ -33,45 +42,82 @@ from golden_distill.datasets.sources.evidence_schema import (
 )
 
 _POLARS = {"text": pl.String, "float": pl.Float64, "int": pl.Int64, "bool": pl.Boolean}
+_ARROW = {  # CSV through pyarrow: timestamps stay text and are parsed like SQL text
+    "text": pa.string(),
+    "float": pa.float64(),
+    "int": pa.int64(),
+    "bool": pa.bool_(),
+    "ts": pa.string(),
+}
 _HASH_SEED = 20261130
 
 
-def table_location(folder: Path, table: str) -> tuple[str, str] | None:
-    """(path or glob, "parquet"|"csv") of ``table`` in ``folder``, or None when absent."""
+def _is_local(fs: AbstractFileSystem) -> bool:
+    return "file" in (fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,))
+
+
+def table_location(folder: str, table: str) -> tuple[str, str] | None:
+    """(path, "parquet"|"csv"|"parquet-dir") of ``table`` in ``folder`` (path or fsspec URL)."""
+    fs, root = url_to_fs(folder)
+    root = root.rstrip("/")
     for suffix in ("parquet", "csv"):
-        candidate = folder / f"{table}.{suffix}"
-        if candidate.is_file():
-            return str(candidate), suffix
-    parts = folder / table
-    if parts.is_dir() and any(parts.glob("*.parquet")):
-        return str(parts / "*.parquet"), "parquet"
+        candidate = f"{root}/{table}.{suffix}"
+        if fs.isfile(candidate):
+            return candidate, suffix
+    parts = f"{root}/{table}"
+    if fs.isdir(parts) and fs.glob(f"{parts}/*.parquet"):
+        return parts, "parquet-dir"
     return None
 
 
-def is_evidence_folder(folder: Path) -> bool:
-    return folder.is_dir() and table_location(folder, SESSION) is not None
+def is_evidence_folder(folder: str) -> bool:
+    """True for a folder (local or fsspec URL) holding a session_trace table."""
+    try:
+        fs, root = url_to_fs(folder)
+        return fs.isdir(root) and table_location(folder, SESSION) is not None
+    except Exception:  # sniffing must never fail: unknown scheme, no credentials, no network...
+        return False
 
 
-def _scan(location: str, file_format: str, table: str) -> pl.LazyFrame:
+def _csv_types(table: str, present: list[str]) -> dict[str, Any]:
     known = kinds(table)
-    if file_format == "parquet":
-        frame = pl.scan_parquet(location)
-        present = frame.collect_schema().names()
+    return {c: _POLARS.get(known[c], pl.String) for c in present if c in known}
+
+
+def _scan(folder: str, location: str, file_format: str, table: str) -> pl.LazyFrame:
+    """A lazy frame of ``table``'s known columns; remote folders go through pyarrow + fsspec."""
+    known = kinds(table)
+    fs, _ = url_to_fs(folder)
+    if _is_local(fs):
+        if file_format == "csv":
+            present = pl.scan_csv(location, infer_schema=False).collect_schema().names()
+            frame = pl.scan_csv(location, schema_overrides=_csv_types(table, present))
+        else:
+            glob = f"{location}/*.parquet" if file_format == "parquet-dir" else location
+            frame = pl.scan_parquet(glob)
     else:
-        present = pl.scan_csv(location, infer_schema=False).collect_schema().names()
-        overrides = {c: _POLARS.get(known[c], pl.String) for c in present if c in known}
-        frame = pl.scan_csv(location, schema_overrides=overrides)
+        filesystem = PyFileSystem(FSSpecHandler(fs))
+        if file_format == "csv":
+            with fs.open(location, "rb") as fh:
+                present = next(csv.reader([fh.readline().decode("utf-8-sig")]))
+            arrow_types = {c: _ARROW[known[c]] for c in present if c in known}
+            options = pacsv.ConvertOptions(column_types=arrow_types, strings_can_be_null=True)
+            fmt: Any = pads.CsvFileFormat(convert_options=options)
+        else:
+            fmt = "parquet"
+        frame = pl.scan_pyarrow_dataset(pads.dataset(location, filesystem=filesystem, format=fmt))
+    present = frame.collect_schema().names()
     return frame.select([c for c in present if c in known])
 
 
 class FileEvidenceReader:
     def __init__(self, folder: str, bucket_rows: int) -> None:
-        self.folder = Path(folder)
+        self.folder = folder
         self.bucket_rows = bucket_rows
 
     def _frames(self) -> dict[str, pl.LazyFrame | None]:
-        if not self.folder.is_dir():
-            raise SourceError(f"{self.folder}: not a folder of evidence tables")
+        if not is_evidence_folder(self.folder):
+            raise SourceError(f"{self.folder}: no session_trace.parquet or session_trace.csv")
         frames: dict[str, pl.LazyFrame | None] = {}
         for table in TABLES:
             location = table_location(self.folder, table)
@@ -80,7 +126,7 @@ class FileEvidenceReader:
                     raise SourceError(f"{self.folder}: no {table}.parquet or {table}.csv")
                 frames[table] = None
                 continue
-            frame = _scan(*location, table)
+            frame = _scan(self.folder, *location, table)
             missing = set(required_columns(table)) - set(frame.collect_schema().names())
             if missing:
                 raise SourceError(

@@ -6,7 +6,7 @@ extension columns (``evidence_schema``) that make ``cases -> tables -> cases`` l
 id travels in ``session_trace.case_id``). Writing streams in batches; SQLite gets
 ``executemany``, PostgreSQL ``COPY``; files are written as Parquet row groups or CSV blocks.
 
-Targets: a folder (``file_format`` parquet or csv), ``sqlite:///path.db`` or
+Targets: a folder, local or fsspec URL (``file_format`` parquet or csv), ``sqlite:///path.db`` or
 ``postgresql://...``. Tables are created when missing; rows are appended (a trace that already
 exists is a primary-key error from the database, and a folder that already holds the tables is
 refused: never a silent overwrite).
@@ -18,13 +18,13 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
+from fsspec.core import url_to_fs
 
 from golden_distill.datasets.sources.base import SourceError
 from golden_distill.datasets.sources.evidence_schema import (
@@ -157,6 +157,9 @@ class EvidenceWriter:
         self._buffer: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLES}
         self._pending_cases = 0
         self._file_writers: dict[str, Any] = {}
+        self._sinks: list[Any] = []
+        self._fs: Any = None
+        self._root = ""
         self._conn: Any = None
         self._open()
 
@@ -175,11 +178,13 @@ class EvidenceWriter:
                     f"{redact_url(self.target)}: cannot connect ({type(exc).__name__})"
                 ) from None
         else:
-            folder = Path(self.target)
-            taken = [folder / f"{t}.{self.file_format}" for t in TABLES]
-            if any(p.exists() for p in taken):
-                raise SourceError(f"{folder}: already holds evidence tables; use an empty folder")
-            folder.mkdir(parents=True, exist_ok=True)
+            fs, root = url_to_fs(self.target)
+            self._fs, self._root = fs, root.rstrip("/")
+            if any(fs.exists(self._path(t)) for t in TABLES):
+                raise SourceError(
+                    f"{redact_url(self.target)}: already holds evidence tables; use an empty folder"
+                )
+            fs.makedirs(self._root, exist_ok=True)
             return
         for table in TABLES:
             for statement in create_table_sql(table, self.dialect):
@@ -224,11 +229,12 @@ class EvidenceWriter:
             batch = pa.Table.from_pylist(rows, schema=arrow_schema(table))
             writer = self._file_writers.get(table)
             if writer is None:
-                path = Path(self.target) / f"{table}.{self.file_format}"
+                sink = self._fs.open(self._path(table), "wb")
+                self._sinks.append(sink)
                 if self.file_format == "parquet":
-                    writer = pq.ParquetWriter(path, batch.schema, compression="zstd")
+                    writer = pq.ParquetWriter(sink, batch.schema, compression="zstd")
                 else:
-                    writer = pacsv.CSVWriter(path, batch.schema)
+                    writer = pacsv.CSVWriter(sink, batch.schema)
                 self._file_writers[table] = writer
             writer.write_table(batch)
             return
@@ -262,10 +268,15 @@ class EvidenceWriter:
             self._conn.rollback()
         self._release()
 
+    def _path(self, table: str) -> str:
+        return f"{self._root}/{table}.{self.file_format}"
+
     def _release(self) -> None:
         for writer in self._file_writers.values():
             writer.close()
-        self._file_writers = {}
+        for sink in self._sinks:
+            sink.close()
+        self._file_writers, self._sinks = {}, []
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -20,20 +20,21 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import fsspec
+import msgspec
 import orjson
 import pyarrow as pa
 
 from golden_distill.datasets.quarantine import (
     ENCODING_ERROR,
     INVALID_JSON,
+    MISSING_FIELD,
     NOT_AN_OBJECT,
     WRONG_TYPE,
     Quarantine,
     QuarantineEntry,
 )
-from golden_distill.datasets.schema import make_case_id
 from golden_distill.datasets.sources.base import ReadStats, SourceError
-from golden_distill.datasets.sources.case_batch import build_batch_checked
+from golden_distill.datasets.sources.case_batch import BUILD_ERRORS
 from golden_distill.datasets.sources.config import IngestConfig
 from golden_distill.datasets.sources.lines import (
     LineProblem,
@@ -41,13 +42,25 @@ from golden_distill.datasets.sources.lines import (
     compression_of,
     iter_lines,
 )
-from golden_distill.datasets.sources.native_record import NativeConverter, RecordError
+from golden_distill.datasets.sources.native_record import (
+    NativeConverter,
+    RecordError,
+    record_error,
+)
+from golden_distill.datasets.sources.native_shape import (
+    ANY_ERROR_DECODER,
+    DECODER,
+    Recording,
+)
 from golden_distill.datasets.sources.uris import display_uri
 
 STAGE = "ingest"
 _BOM = b"\xef\xbb\xbf"
 #: A line that starts like a native recording (checked on the first lines of a file).
 _MARKERS = (b'"recordId"', b'"toolCalls"')
+#: Anything msgspec raises for a line that is not a valid recording (recursion: deep nesting).
+_DECODE_ERRORS = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
+_BUILD_FAILURES = (RecordError, *BUILD_ERRORS)
 
 
 class NativeAdapter:
@@ -95,14 +108,21 @@ class NativeAdapter:
         self, uri: str, raw: Any, quarantine: Quarantine, stats: ReadStats
     ) -> Iterator[pa.RecordBatch]:
         config = self.config
-        convert = NativeConverter(uri, config.volatile_keys).convert
-        loads, decode_error = orjson.loads, orjson.JSONDecodeError
+        converter = NativeConverter(uri, config.volatile_keys)
+        decode = DECODER.decode
         batch_rows = config.batch_rows
-        rows: list[tuple[Any, ...]] = []
+        records: list[Recording] = []
+        line_nos: list[int] = []
+        lines: list[bytes] = []  # kept for the quarantine, should a record fail in its batch
         lines_seen = 0
 
         def reject(line_no: int, reason: str, detail: str, raw_line: bytes | None) -> None:
             quarantine.add(QuarantineEntry(STAGE, reason, uri, line_no, detail, raw=raw_line))
+
+        def finish() -> pa.RecordBatch:
+            batch = self._finish(converter, records, line_nos, lines, reject)
+            stats.cases += batch.num_rows
+            return batch
 
         try:
             items = iter_lines(raw, compression_of(uri), config.max_line_bytes)
@@ -116,63 +136,119 @@ class NativeAdapter:
                     continue
                 lines_seen += 1
                 try:
-                    record = loads(line)
-                except decode_error as exc:
-                    record = _retry_or_reject(line, line_no, exc, reject)
+                    record = decode(line)
+                    if not line.isascii():
+                        # msgspec checks UTF-8 only in the strings it decodes, not in the
+                        # bytes it skips or keeps raw: a line is whole UTF-8 or rejected
+                        line.decode()
+                except _DECODE_ERRORS:
+                    record = _decode_again(line, line_no, reject)
                     if record is None:
                         continue
-                if type(record) is not dict:
-                    reject(line_no, NOT_AN_OBJECT, "a JSON value that is not an object", line)
+                if not record.record_id:
+                    reject(line_no, MISSING_FIELD, "recordId (empty)", line)
                     continue
-                try:
-                    rows.append(convert(record, line_no))
-                except RecordError as err:
-                    reject(line_no, err.reason, err.detail, line)
-                    continue
-                if len(rows) >= batch_rows:
+                records.append(record)
+                line_nos.append(line_no)
+                lines.append(line)
+                if len(records) >= batch_rows:
                     stats.records_read += lines_seen
                     lines_seen = 0
-                    yield self._finish(rows, uri, quarantine, stats)
-                    rows = []
+                    yield finish()
+                    records, line_nos, lines = [], [], []
         except StreamFormatError as exc:
             raise SourceError(f"{display_uri(uri)}: {exc}") from None
         finally:
             stats.records_read += lines_seen
-        if rows:
-            yield self._finish(rows, uri, quarantine, stats)
+        if records:
+            yield finish()
 
     @staticmethod
     def _finish(
-        rows: list[tuple[Any, ...]], uri: str, quarantine: Quarantine, stats: ReadStats
+        converter: NativeConverter,
+        records: list[Recording],
+        line_nos: list[int],
+        lines: list[bytes],
+        reject: Any,
     ) -> pa.RecordBatch:
-        batch, bad = build_batch_checked(rows)
-        for index in bad:
-            row = rows[index]
-            quarantine.add(
-                QuarantineEntry(
-                    STAGE,
-                    WRONG_TYPE,
-                    uri,
-                    row[-2],  # source.position
-                    "a value does not fit the canonical schema (out of range?)",
-                    case_id=make_case_id("native", row[-1]),
-                )
-            )
-        stats.cases += batch.num_rows
-        return batch
+        """The batch of ``records``; those that cannot become cases are quarantined instead.
 
-
-def _retry_or_reject(line: bytes, line_no: int, exc: orjson.JSONDecodeError, reject: Any) -> Any:
-    """Parse a line orjson refused once more if it starts with a BOM; else quarantine it."""
-    if line.startswith(_BOM):
+        A failing batch is split in halves until the failing records stand alone, so a bad
+        record costs a few extra builds of its neighbours, never the batch.
+        """
         try:
-            return orjson.loads(line[len(_BOM) :])
-        except orjson.JSONDecodeError as again:
-            exc = again
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        reject(line_no, ENCODING_ERROR, f"not valid UTF-8 (at byte {bad.start})", line)
+            return converter.build(records, line_nos)
+        except _BUILD_FAILURES:
+            pass
+        bad: list[int] = []
+        _find_bad(converter, records, line_nos, 0, len(records), bad, reject, lines)
+        good = sorted(set(range(len(records))) - set(bad))
+        return converter.build([records[i] for i in good], [line_nos[i] for i in good])
+
+
+def _find_bad(
+    converter: NativeConverter,
+    records: list[Recording],
+    line_nos: list[int],
+    start: int,
+    end: int,
+    bad: list[int],
+    reject: Any,
+    lines: list[bytes],
+) -> None:
+    """Quarantine every record in ``records[start:end]`` (which fails to build) that fails."""
+    if end - start == 1:
+        try:
+            converter.build(records[start:end], line_nos[start:end])
+        except RecordError as err:
+            reject(line_nos[start], err.reason, err.detail, lines[start])
+        except BUILD_ERRORS:
+            detail = "a value does not fit the canonical schema (out of range?)"
+            reject(line_nos[start], WRONG_TYPE, detail, lines[start])
+        else:
+            return
+        bad.append(start)
+        return
+    middle = (start + end) // 2
+    for lo, hi in ((start, middle), (middle, end)):
+        try:
+            converter.build(records[lo:hi], line_nos[lo:hi])
+        except _BUILD_FAILURES:
+            _find_bad(converter, records, line_nos, lo, hi, bad, reject, lines)
+
+
+def _decode_again(line: bytes, line_no: int, reject: Any) -> Recording | None:
+    """The recording on a line msgspec refused, or ``None`` once it is quarantined."""
+    problem = _line_problem(line)
+    if problem is not None:
+        reject(line_no, *problem, line)
         return None
-    reject(line_no, INVALID_JSON, f"not valid JSON (at character {exc.pos})", line)
+    try:  # a JSON object: BOM-prefixed, with an object error, or not of the recording shape
+        return ANY_ERROR_DECODER.decode(line.removeprefix(_BOM))
+    except msgspec.ValidationError as exc:
+        err = record_error(exc)
+        reject(line_no, err.reason, err.detail, line)
+    except _DECODE_ERRORS:  # what orjson reads but msgspec not (nesting depth)
+        reject(line_no, INVALID_JSON, "not JSON this reader can decode", line)
+    return None
+
+
+def _line_problem(line: bytes) -> tuple[str, str] | None:
+    """Why a line msgspec refused is not a JSON object at all (reason, detail), else ``None``.
+
+    The error path only: the generic parser decides, so ``invalid_json``, ``encoding_error`` and
+    ``not_an_object`` mean what they always meant (and a line with both a type error and a
+    syntax error is ``invalid_json``). A leading BOM is tolerated.
+    """
+    body = line.removeprefix(_BOM)
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return ENCODING_ERROR, f"not valid UTF-8 (at byte {bad.start})"
+        return INVALID_JSON, f"not valid JSON (at character {exc.pos})"
+    if type(value) is not dict:
+        return NOT_AN_OBJECT, "a JSON value that is not an object"
     return None

@@ -1,43 +1,63 @@
-"""One native recording (a parsed JSONL line) -> one canonical case, as a flat tuple.
+"""Decoded native recordings -> canonical cases, a whole batch at a time, column by column.
 
-This is the hot loop of ingest: a nightly batch is millions of lines, so the conversion is plain
-code over dicts (no pydantic, no dataclasses) and produces a tuple in ``CASE_SCHEMA`` field order
-(structs flattened, lists of structs as lists of tuples) that ``case_batch.build_case_batch``
-turns into Arrow columns in bulk. The field mapping is the contract in docs/architecture.md:
-camelCase recording keys -> snake_case canonical fields.
+This is the hot loop of ingest: a nightly batch is millions of lines. msgspec has already parsed
+each line into the typed structs of ``native_shape`` (types, integer ranges and step vocabularies
+checked in C; JSON-valued fields kept as their recorded bytes), so what is left is the mapping of
+the contract in docs/architecture.md (camelCase recording -> snake_case canonical fields), the
+checks msgspec cannot do, and the canonical argument hash. Each canonical column is extracted for
+the whole batch at once (``attrgetter`` over the structs runs in C) and handed to
+``case_batch.build_batch`` as a column, so no per-case tuple or dict is ever built.
 
-Types are checked as values are read, so a recording whose ``turnIndex`` is a string or whose
-``toolCalls`` is not a list is rejected with a ``RecordError`` naming the field path (never its
-value) instead of failing a whole Arrow batch later.
+A batch holding a recording that cannot become a case raises ``RecordError`` (a quarantine
+reason and a detail naming the field path, never its value); the reader then finds the culprit
+by building halves. ``record_error`` does the same for msgspec's own validation errors.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from itertools import accumulate, chain, pairwise
 from typing import Any
 
+import msgspec
 import orjson
+import pyarrow as pa
 
 from golden_distill.datasets.canonical_json import canonical_args_sha256, normalise_volatile_keys
 from golden_distill.datasets.quarantine import MISSING_FIELD, WRONG_TYPE
-from golden_distill.datasets.schema import STEP_KINDS, STEP_STATUSES, make_case_id
+from golden_distill.datasets.schema import CASE_SCHEMA, STEP_KINDS, STEP_STATUSES, make_case_id
+from golden_distill.datasets.sources.case_batch import build_batch, list_of_structs
+from golden_distill.datasets.sources.native_shape import Context, Handoff, Intent, Recording
 from golden_distill.datasets.sources.tool_catalogue import PREFIX_SYSTEMS
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
-_INT32_MAX = 2**31 - 1
-_KINDS = frozenset(STEP_KINDS)
-_STATUSES = frozenset(STEP_STATUSES)
 #: "erp" -> "ERP": tool-name prefix (before the first "_") to system.
 _SYSTEM_BY_PREFIX = {prefix.rstrip("_"): system for prefix, system in PREFIX_SYSTEMS.items()}
-_REQUIRED_STR = ("recordId", "sessionId", "recordedAt", "initialUserInput")
+#: Argument texts whose hash is remembered (a few MB at most).
+_HASH_MEMO_SIZE = 1 << 15
+_NO_INTENT, _NO_CONTEXT, _NO_HANDOFF = Intent(), Context(), Handoff()
+_STRING_OR_NULL = frozenset({str, type(None)})
+_UNREADABLE = object()
+_STEP_TYPE = CASE_SCHEMA.field("steps").type
+_CHUNK_TYPE = CASE_SCHEMA.field("context").type.field("retrieved_chunks").type
 
+_loads = orjson.loads
 _dumps = orjson.dumps
 _sha256 = hashlib.sha256
 _SORT = orjson.OPT_SORT_KEYS
+_WRITE_ERRORS = (orjson.JSONDecodeError, orjson.JSONEncodeError)
+
+#: msgspec's validation messages: "<what> - at `$.path`" (the path is absent at the root).
+_AT = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
+_MISSING = re.compile(r"^Object missing required field `(?P<field>[^`]+)`$")
+_EXPECTED = re.compile(
+    r"^Expected `(?P<type>[^`]+)`(?:, got `(?P<got>[^`]+)`)?(?P<bound> [<>]=? -?\d+)?$"
+)
+_VOCABULARY = {"kind": "|".join(STEP_KINDS), "status": "|".join(STEP_STATUSES)}
 
 
 class RecordError(Exception):
@@ -53,54 +73,40 @@ def _wrong(path: str, expected: str) -> RecordError:
     return RecordError(WRONG_TYPE, f"{path}: expected {expected}")
 
 
-def _opt_str(record: dict[str, Any], key: str, path: str) -> str | None:
-    value = record.get(key)
-    if value is None or type(value) is str:
-        return value
-    raise _wrong(path, "a string")
+def record_error(exc: msgspec.ValidationError) -> RecordError:
+    """The quarantine reason for a msgspec validation error, with a detail naming the path.
+
+    "Object missing required field" and a ``null`` where a required field's value belongs are
+    ``missing_field``; every other mismatch is ``wrong_type``. The detail is rebuilt from the
+    type names and bounds msgspec reports (which come from the shape): msgspec's own message is
+    never passed on, as some of its messages quote the offending value.
+    """
+    match = _AT.match(str(exc))
+    what = match["what"] if match else ""
+    path = (match["path"] or "").lstrip(".") if match else ""
+    where = path or "record"
+    if missing := _MISSING.match(what):
+        return RecordError(
+            MISSING_FIELD, f"{path}.{missing['field']}" if path else missing["field"]
+        )
+    if what.startswith("Invalid enum value"):
+        allowed = _VOCABULARY.get(path.rpartition(".")[2], "an allowed value")
+        return _wrong(where, f"one of {allowed}")
+    expected = _EXPECTED.match(what)
+    if expected is None:
+        return RecordError(WRONG_TYPE, f"{where}: does not fit the recording shape")
+    got = expected["got"]
+    if got == "null" and path and not path.endswith("]"):
+        return RecordError(MISSING_FIELD, path)
+    detail = f"{where}: expected {expected['type']}{expected['bound'] or ''}"
+    return RecordError(WRONG_TYPE, detail + (f", got {got}" if got else ""))
 
 
-def _opt_bool(record: dict[str, Any], key: str, path: str) -> bool | None:
-    value = record.get(key)
-    if value is None or type(value) is bool:
-        return value
-    raise _wrong(path, "true or false")
-
-
-def _opt_number(record: dict[str, Any], key: str, path: str) -> float | None:
-    value = record.get(key)
-    if value is None:
-        return None
-    kind = type(value)
-    if kind is float or kind is int:
-        return float(value)
-    raise _wrong(path, "a number")
-
-
-def _opt_object(record: dict[str, Any], key: str, path: str) -> dict[str, Any]:
-    value = record.get(key)
-    if value is None:
-        return {}
-    if type(value) is dict:
-        return value
-    raise _wrong(path, "an object")
-
-
-def _json_text(value: Any, path: str) -> bytes | None:
-    """Compact JSON text of any recorded value (``None`` stays SQL null)."""
-    if value is None:
-        return None
-    try:
-        return _dumps(value)
-    except orjson.JSONEncodeError:  # nesting deeper than orjson writes, or a 65-bit integer
-        raise _wrong(path, "a JSON value that can be written back") from None
-
-
-def _utc_ms(text: str, path: str) -> int:
+def _utc_ms(text: str) -> int:
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        raise _wrong(path, "an ISO-8601 timestamp") from None
+        raise _wrong("recordedAt", "an ISO-8601 timestamp") from None
     if parsed.tzinfo is None:  # recorders write UTC; a bare timestamp is taken as UTC
         parsed = parsed.replace(tzinfo=UTC)
     return (parsed - _EPOCH) // _MS
@@ -115,198 +121,240 @@ def _strip(value: Any, volatile: frozenset[str]) -> Any:
     return value
 
 
+def _json_column(texts: list[bytes | None]) -> pa.Array:
+    """A string column of recorded JSON texts (from ``_texts``).
+
+    Built as binary and viewed as string: the bytes are slices, at JSON token boundaries, of a
+    line the reader has checked to be UTF-8, so Arrow need not check each value again.
+    """
+    return pa.array(texts, pa.binary()).view(pa.string())
+
+
+def _has_volatile(value: Any, volatile: frozenset[str]) -> bool:
+    """Whether ``_strip`` would remove anything from ``value`` (a dict or a list)."""
+    if type(value) is dict:
+        if not volatile.isdisjoint(map(str.lower, value)):
+            return True
+        value = value.values()
+    for item in value:
+        kind = type(item)
+        if (kind is dict or kind is list) and _has_volatile(item, volatile):
+            return True
+    return False
+
+
+def _texts(raws: Iterable[msgspec.Raw]) -> list[bytes | None]:
+    """Recorded JSON texts of ``Raw`` values; absent (``b""``) and ``null`` become SQL null."""
+    return [text if (text := bytes(raw)) and text != b"null" else None for raw in raws]
+
+
+def _error_texts(errors: list[Any]) -> list[str | bytes | None]:
+    """Step errors: a string as itself, any other recorded JSON value as its JSON text.
+
+    Errors decode as ``str``/``None``, except on recordings ``RecordingAnyError`` decoded,
+    where they are ``Raw`` (a string among them is recorded JSON text, unquoted here).
+    """
+    if _STRING_OR_NULL.issuperset(map(type, errors)):
+        return errors
+    texts = [e if e is None or type(e) is str else _raw_error(e) for e in errors]
+    for i, text in enumerate(texts):
+        if text is _UNREADABLE:
+            raise _wrong(f"toolCalls[{i}].error", "a string or a JSON value")
+    return texts
+
+
+def _raw_error(raw: msgspec.Raw) -> Any:
+    text = bytes(raw)
+    if not text or text == b"null":
+        return None
+    if text[:1] != b'"':
+        return text
+    try:
+        return _loads(text)
+    except orjson.JSONDecodeError:  # e.g. a lone surrogate escape
+        return _UNREADABLE
+
+
+def _present(values: list[Any], empty: Any) -> list[Any]:
+    """``values`` with each absent (``None``) sub-object replaced by an all-defaults one."""
+    return [empty if v is None else v for v in values] if None in values else values
+
+
+def _occurrences(names: list[str], offsets: list[int]) -> list[int]:
+    """The nth call of its tool name within its run (1-based), for every call of the batch."""
+    out: list[int] = []
+    for start, end in pairwise(offsets):
+        run = names[start:end]
+        if len(set(run)) == len(run):  # every name once: the common case
+            out.extend([1] * len(run))
+            continue
+        seen: dict[str, int] = {}
+        for name in run:
+            seen[name] = n = seen.get(name, 0) + 1
+            out.append(n)
+    return out
+
+
+class _SystemByName(dict[str, str | None]):
+    """Tool name -> system from its prefix (``erp_get_order`` -> ``ERP``), computed once a name."""
+
+    def __missing__(self, name: str) -> str | None:
+        system = self[name] = _SYSTEM_BY_PREFIX.get(name.partition("_")[0].lower())
+        return system
+
+
 class NativeConverter:
-    """Converts parsed native recordings of one source file into canonical case tuples."""
+    """Builds canonical case batches from the decoded native recordings of one source file."""
 
     def __init__(self, uri: str, volatile_keys: Iterable[str] | None = None) -> None:
         self.uri = uri
         self.volatile = normalise_volatile_keys(volatile_keys)
-        # A volatile key can only be present if its quoted name followed by ":" is in the text;
-        # when it is not, sorting the keys is all canonicalisation has to do (fast path).
-        names = b"|".join(re.escape(k.encode()) for k in sorted(self.volatile))
-        self._maybe_volatile = re.compile(b'"(?:' + names + b')":').search if names else None
+        # Recordings repeat the same arguments (the same lookup, the same search) often: hashes
+        # of recently seen argument texts are kept, bounded, per file.
+        self._hashes: dict[bytes, str] = {}
+        self._systems = _SystemByName()
 
-    def args_hash(self, value: Any, text: bytes) -> str:
+    def args_hash(self, value: Any) -> str:
         """``canonical_args_sha256(value, volatile)``, computed the fast way.
 
-        Same bytes hashed as ``canonical_json`` (tests hold the two equal); the strip is skipped
-        when no volatile key can be present. Strings (possibly JSON text) take the shared path.
+        Same bytes hashed as ``canonical_json`` (tests hold the two equal). Most arguments hold
+        no volatile key: looking for one is cheaper than rebuilding the value without them, so
+        the value is only rebuilt when one is found. Strings (possibly JSON text) take the
+        shared path.
         """
         if type(value) is not dict and type(value) is not list:
             return canonical_args_sha256(value, self.volatile)
-        if self._maybe_volatile is not None and self._maybe_volatile(text.lower()) is not None:
+        if _has_volatile(value, self.volatile):
             value = _strip(value, self.volatile)
         return _sha256(_dumps(value, option=_SORT)).hexdigest()
 
-    def convert(self, record: dict[str, Any], line_no: int) -> tuple[Any, ...]:
-        """The case tuple for ``record`` (read from line ``line_no``); raises ``RecordError``."""
-        get = record.get
-        for key in _REQUIRED_STR:
-            value = get(key)
-            if type(value) is not str:
-                if value is None:
-                    raise RecordError(MISSING_FIELD, key)
-                raise _wrong(key, "a string")
-        calls = get("toolCalls")
-        if type(calls) is not list:
-            if calls is None:
-                raise RecordError(MISSING_FIELD, "toolCalls")
-            raise _wrong("toolCalls", "a list")
-        record_id: str = record["recordId"]
-        if not record_id:
-            raise RecordError(MISSING_FIELD, "recordId (empty)")
+    def text_args_hash(self, text: bytes) -> str:
+        """``args_hash`` of the arguments recorded as JSON ``text`` (memoised per text)."""
+        digest = self._hashes.get(text)
+        if digest is None:
+            digest = self.args_hash(_loads(text))
+            if len(self._hashes) >= _HASH_MEMO_SIZE:
+                self._hashes.clear()
+            self._hashes[text] = digest
+        return digest
 
-        turn_index = get("turnIndex", 0)
-        if type(turn_index) is not int or not 0 <= turn_index <= _INT32_MAX:
-            if turn_index is None:
-                turn_index = 0
-            else:
-                raise _wrong("turnIndex", "a non-negative integer")
-        trace_id = _opt_str(record, "traceId", "traceId") or record_id
+    def _args_hashes(self, texts: list[bytes | None]) -> list[str | None]:
+        text_args_hash = self.text_args_hash
+        try:
+            return [None if text is None else text_args_hash(text) for text in texts]
+        except _WRITE_ERRORS:  # deeper than orjson reads/writes, or out of its range
+            for i, text in enumerate(texts):  # find it, for the detail (batches of one)
+                try:
+                    if text is not None:
+                        text_args_hash(text)
+                except _WRITE_ERRORS:
+                    path = f"toolCalls[{i}].arguments"
+                    raise _wrong(path, "a JSON value that can be canonicalised") from None
+            raise
 
-        intent = _opt_object(record, "intent", "intent")
-        context = _opt_object(record, "context", "context")
-        handoff = _opt_object(record, "handoff", "handoff")
-        return (
-            make_case_id("native", record_id),
-            trace_id,
-            record["sessionId"],
+    def build(self, records: Sequence[Recording], line_nos: Sequence[int]) -> pa.RecordBatch:
+        """The canonical batch for ``records`` (read from lines ``line_nos``).
+
+        Raises ``RecordError`` (a detail naming the field when the batch holds one record) or an
+        Arrow/type error when a value does not fit its column.
+        """
+        n = len(records)
+        record_ids = [r.record_id for r in records]
+        intents = _present([r.intent for r in records], _NO_INTENT)
+        contexts = _present([r.context for r in records], _NO_CONTEXT)
+        handoffs = _present([r.handoff for r in records], _NO_HANDOFF)
+        turn_index = [r.turn_index for r in records]
+        if None in turn_index:
+            turn_index = [0 if t is None else t for t in turn_index]
+        columns: list[Any] = [
+            [make_case_id("native", rid) for rid in record_ids],
+            [r.trace_id or r.record_id for r in records],
+            [r.session_id for r in records],
             turn_index,
-            _opt_str(record, "tenantId", "tenantId"),
-            _opt_str(record, "userId", "userId"),
-            _utc_ms(record["recordedAt"], "recordedAt"),
+            [r.tenant_id for r in records],
+            [r.user_id for r in records],
+            [_utc_ms(r.recorded_at) for r in records],
             # agent
-            _opt_str(record, "agentVersion", "agentVersion"),
-            _opt_str(record, "modelIdentifier", "modelIdentifier"),
-            _json_text(get("modelParams"), "modelParams"),
-            _opt_str(record, "systemPromptVersion", "systemPromptVersion"),
-            _json_text(get("promptVariables"), "promptVariables"),
-            record["initialUserInput"],
+            [r.agent_version for r in records],
+            [r.model_identifier for r in records],
+            _json_column(_texts([r.model_params for r in records])),
+            [r.system_prompt_version for r in records],
+            _json_column(_texts([r.prompt_variables for r in records])),
+            [r.initial_user_input for r in records],
             # intent
-            _opt_str(intent, "name", "intent.name"),
-            _opt_number(intent, "confidence", "intent.confidence"),
+            [i.name for i in intents],
+            [i.confidence for i in intents],
             # context
-            _json_text(context.get("messages"), "context.messages"),
-            _json_text(context.get("memory"), "context.memory"),
-            self._chunks(context.get("retrievedChunks")),
-            _json_text(context.get("envVersions"), "context.envVersions"),
-            _json_text(context.get("baselineState"), "context.baselineState"),
-            self._steps(calls),
+            *self._context(contexts),
+            self._steps([r.tool_calls for r in records]),
             # outcome
-            _opt_str(record, "finalOutputText", "finalOutputText"),
-            _opt_str(record, "expectedFinalState", "expectedFinalState"),
-            _opt_str(record, "finalStatus", "finalStatus"),
-            _opt_bool(handoff, "requested", "handoff.requested"),
-            _opt_str(handoff, "reason", "handoff.reason"),
-            _opt_bool(record, "lowConfidence", "lowConfidence"),
-            _opt_number(record, "reward", "reward"),
+            [r.final_output_text for r in records],
+            [r.expected_final_state for r in records],
+            [r.final_status for r in records],
+            [h.requested for h in handoffs],
+            [h.reason for h in handoffs],
+            [r.low_confidence for r in records],
+            [r.reward for r in records],
             # source
-            "native",
-            self.uri,
-            line_no,
-            record_id,
-        )
+            ["native"] * n,
+            [self.uri] * n,
+            line_nos,
+            record_ids,
+        ]
+        return build_batch(columns, n)
 
     @staticmethod
-    def _chunks(chunks: Any) -> list[tuple[Any, ...]]:
-        if chunks is None:
-            return []
-        if type(chunks) is not list:
-            raise _wrong("context.retrievedChunks", "a list")
-        out = []
-        for i, chunk in enumerate(chunks):
-            path = f"context.retrievedChunks[{i}]"
-            if type(chunk) is not dict:
-                raise _wrong(path, "an object")
-            out.append(
-                (
-                    _opt_str(chunk, "text", path + ".text"),
-                    _opt_str(chunk, "indexSnapshotId", path + ".indexSnapshotId"),
-                    _opt_str(chunk, "query", path + ".query"),
-                )
-            )
-        return out
+    def _context(contexts: list[Context]) -> list[Any]:
+        """The five context columns (messages, memory, chunks, env versions, baseline)."""
+        runs = [() if c.retrieved_chunks is None else c.retrieved_chunks for c in contexts]
+        chunks = [*chain.from_iterable(runs)]
+        chunk_columns = [
+            [c.text for c in chunks],
+            [c.index_snapshot_id for c in chunks],
+            [c.query for c in chunks],
+        ]
+        return [
+            _json_column(_texts([c.messages for c in contexts])),
+            _json_column(_texts([c.memory for c in contexts])),
+            list_of_structs([*accumulate(map(len, runs), initial=0)], chunk_columns, _CHUNK_TYPE),
+            _json_column(_texts([c.env_versions for c in contexts])),
+            _json_column(_texts([c.baseline_state for c in contexts])),
+        ]
 
-    def _steps(self, calls: list[Any]) -> list[tuple[Any, ...]]:
-        steps = []
-        seen: dict[str, int] = {}
-        args_hash = self.args_hash
-        for i, call in enumerate(calls):
-            if type(call) is not dict:
-                raise _wrong(f"toolCalls[{i}]", "an object")
-            get = call.get
-            name = get("toolName")
-            if type(name) is not str:
-                if name is None:
-                    raise RecordError(MISSING_FIELD, f"toolCalls[{i}].toolName")
-                raise _wrong(f"toolCalls[{i}].toolName", "a string")
-            seq = get("stepIndex", i)
-            if type(seq) is not int or not 0 <= seq <= _INT32_MAX:
-                if seq is not None:
-                    raise _wrong(f"toolCalls[{i}].stepIndex", "a non-negative integer")
-                seq = i
-            parent = get("parentStep")
-            if parent is not None and (type(parent) is not int or not 0 <= parent <= _INT32_MAX):
-                raise _wrong(f"toolCalls[{i}].parentStep", "a non-negative integer or null")
-            kind = get("kind") or "tool"
-            if type(kind) is not str or kind not in _KINDS:
-                raise _wrong(f"toolCalls[{i}].kind", "one of " + "|".join(STEP_KINDS))
-            status = get("status") or "ok"
-            if type(status) is not str or status not in _STATUSES:
-                raise _wrong(f"toolCalls[{i}].status", "one of " + "|".join(STEP_STATUSES))
-            occurrence = seen.get(name, 0) + 1
-            seen[name] = occurrence
-
-            arguments = get("arguments")
-            if arguments is None:
-                args_text = args_sha = None
-            else:
-                args_text = _json_text(arguments, f"toolCalls[{i}].arguments")
-                args_sha = args_hash(arguments, args_text)
-            response = get("response")
-            response_text = None if response is None else _dumps_at(response, i, "response")
-            error = get("error")
-            if error is not None and type(error) is not str:
-                error = _dumps_at(error, i, "error")
-            mutating = get("isMutating")
-            if mutating is not None and type(mutating) is not bool:
-                raise _wrong(f"toolCalls[{i}].isMutating", "true or false")
-            system = get("system")
-            if system is None:
-                system = _SYSTEM_BY_PREFIX.get(name.partition("_")[0].lower())
-            elif type(system) is not str:
-                raise _wrong(f"toolCalls[{i}].system", "a string")
-            latency, tokens, started = get("latencyMs"), get("tokens"), get("timestampMs")
-            if latency is not None and type(latency) is not int:
-                raise _wrong(f"toolCalls[{i}].latencyMs", "an integer")
-            if tokens is not None and type(tokens) is not int:
-                raise _wrong(f"toolCalls[{i}].tokens", "an integer")
-            if started is not None and type(started) is not int:
-                raise _wrong(f"toolCalls[{i}].timestampMs", "integer epoch milliseconds")
-            steps.append(
-                (
-                    seq,
-                    parent,
-                    kind,
-                    name,
-                    occurrence,
-                    args_text,
-                    args_sha,
-                    response_text,
-                    status,
-                    error,
-                    mutating,
-                    system,
-                    latency,
-                    tokens,
-                    started,
-                )
-            )
-        return steps
-
-
-def _dumps_at(value: Any, index: int, key: str) -> bytes | None:
-    try:
-        return _dumps(value)
-    except orjson.JSONEncodeError:
-        raise _wrong(f"toolCalls[{index}].{key}", "a JSON value that can be written back") from None
+    def _steps(self, runs: list[list[Any]]) -> pa.Array:
+        calls = [*chain.from_iterable(runs)]
+        offsets = [*accumulate(map(len, runs), initial=0)]
+        names = [c.tool_name for c in calls]
+        seq = [c.step_index for c in calls]
+        if None in seq:  # default: the call's position in its run
+            positions = chain.from_iterable(map(range, map(len, runs)))
+            seq = [p if s is None else s for s, p in zip(seq, positions, strict=True)]
+        kinds = [c.kind for c in calls]
+        if None in kinds or "" in kinds:
+            kinds = [k or "tool" for k in kinds]
+        statuses = [c.status for c in calls]
+        if None in statuses or "" in statuses:
+            statuses = [s or "ok" for s in statuses]
+        arguments = _texts([c.arguments for c in calls])
+        systems = [c.system for c in calls]
+        if None in systems:
+            by_name = self._systems
+            systems = [by_name[n] if s is None else s for s, n in zip(systems, names, strict=True)]
+        columns = [
+            seq,
+            [c.parent_step for c in calls],
+            kinds,
+            names,
+            _occurrences(names, offsets),
+            _json_column(arguments),
+            self._args_hashes(arguments),
+            _json_column(_texts([c.response for c in calls])),
+            statuses,
+            _error_texts([c.error for c in calls]),
+            [c.is_mutating for c in calls],
+            systems,
+            [c.latency_ms for c in calls],
+            [c.tokens for c in calls],
+            [c.timestamp_ms for c in calls],
+        ]
+        return list_of_structs(offsets, columns, _STEP_TYPE)

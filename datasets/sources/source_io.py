@@ -8,9 +8,12 @@ quarantined on its own and the rest still read; a truncated file loses only its 
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
 
@@ -22,6 +25,7 @@ from golden_distill.datasets.sources.base import SourceError
 # A JSON string literal (escapes included) or a bracket; everything else is skipped.
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 _GAP_CHARS = b" \t\r\n,"
+_LEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 
 
 def open_uri(uri: str) -> IO[bytes]:
@@ -58,12 +62,16 @@ class ArrayItem:
     problem: str | None = None  # None, "not_an_object" or "truncated_stream"
 
 
-def iter_json_array(data: bytes) -> Iterator[ArrayItem]:
+def iter_json_array(data: bytes | mmap.mmap) -> Iterator[ArrayItem]:
     """The top-level elements of a JSON array, as raw bytes, without parsing the whole document.
+
+    ``data`` may be a memory map of a local file, so a large array is paged in by the OS rather
+    than held in process memory.
 
     Raises ``ValueError`` when ``data`` does not start with ``[``.
     """
-    start_at = len(data) - len(data.lstrip(b"\xef\xbb\xbf").lstrip())
+    lead = _LEAD.match(data)
+    start_at = lead.end() if lead else 0
     if data[start_at : start_at + 1] != b"[":
         raise ValueError("not a JSON array")
     depth, index, element_start, last_end = 0, 0, -1, start_at + 1
@@ -103,3 +111,15 @@ def iter_json_array(data: bytes) -> Iterator[ArrayItem]:
         gap = data[last_end:].strip(_GAP_CHARS)
         index += 1
         yield ArrayItem(index, gap, "truncated_stream")
+
+
+@contextmanager
+def mapped_bytes(uri: str) -> Iterator[bytes | mmap.mmap]:
+    """A read-only memory map of a plain local file, else the whole (decompressed) content."""
+    path = uri.removeprefix("file://")
+    local_plain = "://" not in path and not path.endswith((".gz", ".zst", ".bz2", ".xz"))
+    if local_plain and os.path.isfile(path) and os.path.getsize(path) > 0:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            yield mm
+        return
+    yield read_bytes(uri)

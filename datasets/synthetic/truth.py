@@ -109,6 +109,13 @@ class Truth:
             out.add(REDACTED)
         return out
 
+    def session_funnels(self) -> dict[str, set[str]]:
+        """session id -> the selection funnels any of its records (turns) belongs to."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for r in self.records.values():
+            out[r.session_id].update(r.funnels)
+        return dict(out)
+
     def funnel_members(self, funnel: str) -> set[str]:
         return {rid for rid, r in self.records.items() if funnel in r.funnels}
 

@@ -33,6 +33,7 @@ from scipy.sparse.csgraph import connected_components
 from golden_distill.filters.dedup.blocking import group_bounds, priority_order, units
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.features import run_features
+from golden_distill.filters.dedup.linkage import refine
 from golden_distill.filters.dedup.near import distances_to, near_duplicate_links
 
 CLUSTER_SCHEMA: dict[str, pl.DataType] = {
@@ -102,6 +103,7 @@ def _unit_labels(unit_table: pl.DataFrame, cfg: DedupConfig, stats: ClusterStats
         m = len(rows)
         graph = sp.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
         _, labels = connected_components(graph, directed=False)
+        labels = refine(features, labels, cfg)
         # the representative unit of a component holds its best-priority case
         best = unit_table.get_column("best_priority").to_numpy()[rows]
         order = np.lexsort((best, labels))

@@ -55,12 +55,22 @@ class DedupConfig(StrictModel):
         True, description="Look for near duplicates (off: exact duplicates only)."
     )
     distance_threshold: float = Field(
-        0.25,
+        0.35,
         ge=0,
         le=1,
         description=(
-            "Two runs in a block are near duplicates when the combined cosine distance of their "
-            "features is at most this. Clusters are the connected components of that relation."
+            "Content cosine distance (request text and argument shapes, weighted) up to which two "
+            "runs of a block are near duplicates; with complete linkage every pair in a cluster "
+            "is within it. 0.35 suits templated requests; free-form, LLM-worded conversations "
+            "need about 0.55 with average linkage (docs/dedup.md)."
+        ),
+    )
+    linkage: Literal["complete", "average", "single"] = Field(
+        "complete",
+        description=(
+            "How links become clusters. complete: every pair in a cluster is within the "
+            "threshold (no chaining); average: the mean pair is; single: connected components "
+            "(cheapest, but chains of small rewordings can join unrelated runs)."
         ),
     )
     max_trajectory_distance: float = Field(

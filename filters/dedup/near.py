@@ -1,8 +1,9 @@
 """Near-duplicate links between distinct runs of the same group.
 
 Two runs are linked when their combined cosine distance is at most ``distance_threshold`` and
-their trajectory distance at most ``max_trajectory_distance``; clusters are the connected
-components of those links (as in MinHash-LSH dedup pipelines). Only pairs inside one group are
+their trajectory distance at most ``max_trajectory_distance``. This module finds the connected
+components of those links (single linkage, as in MinHash-LSH dedup pipelines); ``linkage.py``
+then splits them by complete linkage unless configured otherwise. Only pairs inside one group are
 ever compared, and similarities are computed a row chunk at a time, so memory is
 ``chunk x chunk`` (or ``chunk x group``), never the full pairwise matrix.
 
@@ -118,7 +119,7 @@ def _pairs(
     return linked, roots[linked]
 
 
-def _partitions(combined: sp.csr_matrix, cfg: DedupConfig, seed: int) -> np.ndarray:
+def partitions(combined: sp.csr_matrix, cfg: DedupConfig, seed: int) -> np.ndarray:
     """Partition label for each row of a large group (deterministic for a given input)."""
     n = combined.shape[0]
     k = max(2, math.ceil(n / cfg.partition_size))
@@ -141,7 +142,7 @@ def _large_group(
     one leader per component afterwards (all of them when few enough, else in a second,
     differently seeded partitioning) re-joins most such split clusters at little cost.
     """
-    parts = _partitions(features.combined[rows], cfg, cfg.random_state + level)
+    parts = partitions(features.combined[rows], cfg, cfg.random_state + level)
     labels = np.unique(parts)
     out.partitioned_groups += level == 0
     out.partitions += len(labels)

@@ -51,14 +51,14 @@ def _ingest(sources: list[str], work: Path, fmt: str | None, config: Any) -> tup
     return work / "cases", info
 
 
-def _load_frame(path_or_sources: Any, sample: int | None, seed: int) -> Any:
+def _load_frame(path_or_sources: Any, sample: int | None, configs: list[Any]) -> Any:
     import polars as pl
 
-    from golden_distill.filters.inputs import INPUT_COLUMNS
+    from golden_distill.filters.case_source import read_cases
     from golden_distill.filters.quotas import tiebreak_hash
-    from golden_distill.filters.runner import as_lazy
 
-    frame = as_lazy(path_or_sources).select(INPUT_COLUMNS).collect()  # what funnels read
+    frame = read_cases(path_or_sources, *configs)  # only what the funnels read
+    seed = configs[0].quotas.seed
     if sample is not None and frame.height > sample:
         keys = frame.select("case_id").with_columns(tiebreak_hash(frame["case_id"], seed))
         keep = keys.sort("tiebreak").head(sample)["case_id"]
@@ -69,7 +69,7 @@ def _load_frame(path_or_sources: Any, sample: int | None, seed: int) -> Any:
 def _decide(frame: Any, funnels_cfg: Any) -> Any:
     from golden_distill.filters.runner import decide_selection, score_cases
 
-    return decide_selection(score_cases(frame, funnels_cfg), funnels_cfg)
+    return decide_selection(score_cases(frame, funnels_cfg, details=True), funnels_cfg)
 
 
 def _load_config(path: Path | None) -> Any:
@@ -119,7 +119,8 @@ def preview_command(
             cases: Any = sources
         else:
             cases, ingest_info = _ingest(sources, Path(tmp) / "ingest", fmt, cfg)
-        frame = _load_frame(cases, sample, cfg.funnels.quotas.seed)
+        configs = [cfg.funnels] + ([other.funnels] if other is not None else [])
+        frame = _load_frame(cases, sample, configs)
         ingest_seconds = time.perf_counter() - t0
         t1 = time.perf_counter()
         decided = _decide(frame, cfg.funnels)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import ahocorasick
 import regex
 from presidio_analyzer import EntityRecognizer
 
@@ -28,11 +29,33 @@ NO_ALNUM_AFTER = r"(?![A-Za-z0-9])"
 CASE_SENSITIVE = regex.DOTALL | regex.MULTILINE
 
 
+class Keywords:
+    """A pre-filter made of keywords, matched case-insensitively by one Aho-Corasick pass over
+    the lower-cased text: much cheaper than a case-insensitive regex alternation."""
+
+    def __init__(self, *words: str) -> None:
+        self.words = tuple(w.lower() for w in words)
+        self._automaton = ahocorasick.Automaton()
+        for word in self.words:
+            self._automaton.add_word(word, word)
+        self._automaton.make_automaton()
+
+    def search(self, text: str) -> bool:
+        return self.search_lower(text.lower())
+
+    def search_lower(self, low: str) -> bool:
+        """``search`` for text the caller already lower-cased."""
+        return next(self._automaton.iter(low), None) is not None
+
+    def __reduce__(self) -> tuple[type[Keywords], tuple[str, ...]]:
+        return (Keywords, self.words)
+
+
 @dataclass(frozen=True, slots=True)
 class RecognizerSpec:
     name: str
     entities: tuple[str, ...]
-    prefilter: re.Pattern[str]
+    prefilter: re.Pattern[str] | Keywords  # anything with .search(text) -> truthy
     build: Callable[[RedactionConfig], EntityRecognizer]
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 from presidio_analyzer import Pattern, PatternRecognizer
 
-from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, RecognizerSpec
+from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, Keywords, RecognizerSpec
 
 
 class BearerTokenRecognizer(PatternRecognizer):
@@ -32,6 +30,6 @@ class BearerTokenRecognizer(PatternRecognizer):
 SPEC = RecognizerSpec(
     name="bearer_token",
     entities=("SECRET",),
-    prefilter=re.compile(r"(?i)bearer[ \t]"),
+    prefilter=Keywords("bearer"),
     build=lambda cfg: BearerTokenRecognizer(),
 )

@@ -11,6 +11,6 @@ from golden_distill.redaction.recognizers.base import RecognizerSpec
 SPEC = RecognizerSpec(
     name="iban",
     entities=("IBAN_CODE",),
-    prefilter=re.compile(r"[A-Za-z]{2}\d{2}[ ]?[A-Za-z0-9]{4}"),
+    prefilter=re.compile(r"(?<=[A-Za-z]{2})\d\d ?[A-Za-z0-9]{4}"),
     build=lambda cfg: IbanRecognizer(),
 )

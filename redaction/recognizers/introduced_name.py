@@ -9,11 +9,9 @@ scrubbed everywhere in the case, like any other personal value.
 
 from __future__ import annotations
 
-import re
-
 from presidio_analyzer import Pattern, PatternRecognizer
 
-from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, RecognizerSpec
+from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, Keywords, RecognizerSpec
 
 _EN_CUE = (
     r"(?i:\bI'm|\bI am|\bmy name is|\bname's|\bthis is|\bthe user,?|\bthe customer,?"
@@ -52,10 +50,42 @@ class IntroducedNameRecognizer(PatternRecognizer):
 SPEC = RecognizerSpec(
     name="introduced_name",
     entities=("PERSON",),
-    prefilter=re.compile(
-        r"(?i)\bI'm |\bI am |name is|name's|this is|the user|the customer|passenger|customer|"
-        r"dear|contact|holder|signed|regards|all set|this for|thank|\bhi\b|hello|welcome|sorry|"
-        r"\bM(?:r|rs|s)\b|\bDr\b|我叫|我是|我的名字|本人|客户|员工|顾客|联系人|收件人|持卡人|您好"
+    prefilter=Keywords(
+        "i'm ",
+        "i am ",
+        "name is",
+        "name's",
+        "this is",
+        "the user",
+        "customer",
+        "passenger",
+        "dear",
+        "contact",
+        "holder",
+        "signed",
+        "regards",
+        "all set",
+        "this for",
+        "thank",
+        "hi ",
+        "hi,",
+        "hello",
+        "welcome",
+        "sorry",
+        "mr",
+        "ms",
+        "dr",
+        "我叫",
+        "我是",
+        "我的名字",
+        "本人",
+        "客户",
+        "员工",
+        "顾客",
+        "联系人",
+        "收件人",
+        "持卡人",
+        "您好",
     ),
     build=lambda cfg: IntroducedNameRecognizer(),
 )

@@ -6,11 +6,9 @@ appears alone elsewhere in the case.
 
 from __future__ import annotations
 
-import re
-
 from presidio_analyzer import Pattern, PatternRecognizer
 
-from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, RecognizerSpec
+from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, Keywords, RecognizerSpec
 
 
 class PasswordAssignmentRecognizer(PatternRecognizer):
@@ -36,6 +34,6 @@ class PasswordAssignmentRecognizer(PatternRecognizer):
 SPEC = RecognizerSpec(
     name="password_assignment",
     entities=("SECRET",),
-    prefilter=re.compile(r"(?i)passw|pwd|passcode|密码|口令"),
+    prefilter=Keywords("passw", "pwd", "passcode", "密码", "口令"),
     build=lambda cfg: PasswordAssignmentRecognizer(),
 )

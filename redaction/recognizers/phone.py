@@ -27,27 +27,48 @@ _CONTEXT = re.compile(
 CONTEXT_WINDOW = 48
 
 
+#: A phone-number candidate: digits with phone separators, not glued to an id ("CUST-1234...",
+#: "INV-2026-...") or a word. Only candidates reach ``phonenumbers``, one short window each.
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d[\d \t().-]{5,22}\d")
+#: The pre-filter: eight digits with phone separators, not glued to an id or a word.
+_CANDIDATE_START = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d(?:[\s().-]{0,3}\d){7,}")
+_DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}")
+_EXTENSION_ROOM = 12
+
+
+def _rejected(span: str, before: str) -> bool:
+    digits = sum(ch.isdigit() for ch in span)
+    if digits < MIN_DIGITS or _AMOUNT.fullmatch(span) or _IP.fullmatch(span):
+        return True
+    if _DATE.fullmatch(span):
+        return True
+    return span.isdigit() and not _CONTEXT.search(before)
+
+
 class FilteredPhoneRecognizer(PhoneRecognizer):
     def analyze(
         self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
     ) -> list[RecognizerResult]:
         kept = []
-        for result in super().analyze(text, entities, nlp_artifacts):
-            span = text[result.start : result.end].strip()
-            digits = sum(ch.isdigit() for ch in span)
-            if digits < MIN_DIGITS or _AMOUNT.fullmatch(span) or _IP.fullmatch(span):
+        for cand in _CANDIDATE.finditer(text):
+            start = cand.start()
+            before = text[max(0, start - CONTEXT_WINDOW) : start]
+            if _rejected(cand.group(0).strip(), before):
                 continue
-            before = text[max(0, result.start - CONTEXT_WINDOW) : result.start]
-            if span.isdigit() and not _CONTEXT.search(before):
-                continue
-            kept.append(result)
+            end = min(len(text), cand.end() + _EXTENSION_ROOM)
+            for result in super().analyze(text[start:end], entities, nlp_artifacts):
+                result.start += start
+                result.end += start
+                span = text[result.start : result.end].strip()
+                if not _rejected(span, text[max(0, result.start - CONTEXT_WINDOW) : result.start]):
+                    kept.append(result)
         return kept
 
 
 SPEC = RecognizerSpec(
     name="phone",
     entities=("PHONE_NUMBER",),
-    prefilter=re.compile(r"\d(?:[\s().+-]{0,3}\d){7,}"),
+    prefilter=_CANDIDATE_START,
     build=lambda cfg: FilteredPhoneRecognizer(
         supported_regions=tuple(cfg.phone_regions), leniency=1
     ),

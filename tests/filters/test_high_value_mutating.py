@@ -9,7 +9,7 @@ from golden_distill.filters.runner import score_cases
 
 
 def _members(frame: pl.DataFrame, cfg: FunnelsConfig | None = None) -> dict[str, str | None]:
-    scored = score_cases(frame, cfg or FunnelsConfig())
+    scored = score_cases(frame, cfg or FunnelsConfig(), details=True)
     return {
         row["case_id"]: row["why_high_value_mutating"]
         for row in scored.iter_rows(named=True)

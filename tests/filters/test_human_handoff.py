@@ -8,7 +8,7 @@ from golden_distill.filters.runner import score_cases
 
 
 def _members(frame, cfg=None):
-    scored = score_cases(frame, cfg or FunnelsConfig())
+    scored = score_cases(frame, cfg or FunnelsConfig(), details=True)
     return {
         r["case_id"]: r["why_human_handoff"]
         for r in scored.iter_rows(named=True)
@@ -59,6 +59,6 @@ def test_triggers_can_be_switched_off(build):
 def test_contribution_counts_triggers(build):
     case = build.case("both", [build.step(0, "handoff_to_human")], confidence=0.1,
                       outcome=Outcome(handoff=True))  # fmt: skip
-    row = score_cases(build.frame([case]), FunnelsConfig()).row(0, named=True)
+    row = score_cases(build.frame([case]), FunnelsConfig(), details=True).row(0, named=True)
     assert row["score_human_handoff"] == 3.0
     assert row["value_score"] == 3.0

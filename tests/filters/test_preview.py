@@ -84,8 +84,8 @@ def test_diff_report_explains_moves(build):
     tuned = FunnelsConfig()
     tuned.high_value_mutating.amount_threshold = 5000
     tuned.redacted.opt_out_tenants = ["t-out"]
-    a = decide_selection(score_cases(frame, tuned), tuned)
-    b = decide_selection(score_cases(frame, base), base)
+    a = decide_selection(score_cases(frame, tuned, details=True), tuned)
+    b = decide_selection(score_cases(frame, base, details=True), base)
     diff = diff_report(a, b, tuned, base)
     assert diff["selected"] == {"config": 2, "against": 2}
     assert diff["entering"]["count"] == 1
@@ -109,7 +109,9 @@ def test_preview_report_breakdowns(build):
     )  # fmt: skip
     cfg = FunnelsConfig()
     cfg.quotas.max_cases = 4
-    report = preview_report(decide_selection(score_cases(frame, cfg), cfg), cfg, examples=2)
+    report = preview_report(
+        decide_selection(score_cases(frame, cfg, details=True), cfg), cfg, examples=2
+    )
     assert report["quota_cuts"] == {"quota:max_cases": 2}
     assert {r["name"]: r["selected"] for r in report["by_system"]} == {"ERP": 4, "MES": 4}
     assert sum(r["cases"] for r in report["by_tenant"]) == 6

@@ -10,7 +10,7 @@ GOOD = Outcome(status="success", reward=1.0)
 
 
 def _members(frame, cfg=None):
-    scored = score_cases(frame, cfg or FunnelsConfig())
+    scored = score_cases(frame, cfg or FunnelsConfig(), details=True)
     return {
         r["case_id"]: r["why_recovery"] for r in scored.iter_rows(named=True) if r["in_recovery"]
     }
@@ -80,7 +80,7 @@ def test_counts_several_failures_and_scores_them(build):
     s = build.step
     case = build.case("two", [s(0, "a", "error"), s(1, "a"), s(2, "b", "timeout"), s(3, "b"),
                               s(4, "c", "error")], outcome=GOOD)  # fmt: skip
-    scored = score_cases(build.frame([case]), FunnelsConfig())
+    scored = score_cases(build.frame([case]), FunnelsConfig(), details=True)
     row = scored.row(0, named=True)
     assert "2 of 3 failed calls recovered" in row["why_recovery"]
     assert row["score_recovery"] == 2.0

@@ -26,5 +26,5 @@ def test_opted_out_tenant_is_refused_with_a_reason_code(build):
 
 def test_no_opt_outs_by_default(build):
     case = build.case("c", [build.step(0, "handoff_to_human")], tenant="anyone")
-    row = score_cases(build.frame([case]), FunnelsConfig()).row(0, named=True)
+    row = score_cases(build.frame([case]), FunnelsConfig(), details=True).row(0, named=True)
     assert row["in_redacted"] and row["candidate"]

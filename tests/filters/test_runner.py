@@ -110,3 +110,20 @@ def test_a_run_read_twice_is_scored_twice_and_published_once(build):
     assert sorted(result.table["case_id"]) == sorted(
         select(frame, FunnelsConfig()).table["case_id"]
     )
+
+
+def test_parquet_is_read_field_by_field_and_scores_the_same(build, tmp_path):
+    import pyarrow.parquet as pq
+
+    from golden_distill.filters.case_source import iter_case_batches
+
+    frame = _mixed(build)
+    path = tmp_path / "part-0.parquet"
+    pq.write_table(frame.to_arrow(), path)  # pyarrow writer, like the canonical shards
+    cfg = FunnelsConfig()
+    (batch,) = list(iter_case_batches(path, cfg, 100))
+    step_fields = {f.name for f in batch.schema["steps"].inner.fields}
+    assert step_fields == {"seq", "kind", "name", "status", "is_mutating", "system", "arguments"}
+    assert "context" not in batch.columns and "user_input" not in batch.columns
+    from_file = score_cases(path, cfg).sort("case_id")
+    assert from_file.equals(score_cases(frame, cfg).sort("case_id"))

@@ -151,3 +151,26 @@ def test_invalid_parameters_fail_before_any_work(prefect_api, tmp_path, events, 
     assert stage is not None and stage.stage == "validate"
     assert "recover_whitin_steps" in stage.detail
     assert not shard_events(events)
+
+
+def test_golden_run_names_the_failing_stage_and_exits_non_zero(
+    prefect_api, pseudonym_key, tmp_path
+):
+    from typer.testing import CliRunner
+
+    from golden_distill.flows.cli import app
+
+    runner = CliRunner()
+    bad_window = runner.invoke(
+        app, ["run", "--source", str(tmp_path), "--since", "2026-11-29", "--until", "2026-11-28"]
+    )
+    assert bad_window.exit_code == 2
+    assert "stage 'validate'" in bad_window.output and "since" in bad_window.output
+
+    missing = runner.invoke(app, ["run", "--source", str(tmp_path / "nope")])
+    assert missing.exit_code == 1
+    assert "stage 'discover'" in missing.output and "no such file" in missing.output
+    assert "Traceback" not in missing.output
+
+    help_text = runner.invoke(app, ["run", "--help"])
+    assert help_text.exit_code == 0 and "Example" in help_text.output

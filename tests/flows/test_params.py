@@ -67,3 +67,13 @@ def test_dask_address_implies_the_dask_runner_and_results_dir_is_a_path(tmp_path
     assert run.task_runner == "dask"
     assert isinstance(run.results_dir(), Path)
     assert run.results_dir() == (tmp_path / "prefect-results").resolve()
+
+
+def test_configuration_reference_covers_every_section():
+    from golden_distill.flows.config import PipelineConfig
+    from golden_distill.flows.config_reference import render
+
+    text = render()
+    for section in PipelineConfig.model_fields:
+        assert f"## `{section}:`" in text
+    assert "`run.task_runner`" in text and "`run.dask_address`" in text

@@ -239,7 +239,7 @@ def test_jsonl_compressed_oversized_and_truncated(tmp_path) -> None:
     path = tmp_path / "cut.jsonl.gz"
     path.write_bytes(packed[: len(packed) - 12])  # cut inside the stream's last block
     rows, entries, _ = read_all(path, tmp_path)
-    assert [r["source"]["position"] for r in rows] == [1, 2][: len(rows)]
+    assert [r["source"]["position"] for r in rows] == [1, 2]  # lines before the break kept
     assert "truncated_stream" in {e["reason"] for e in entries}
 
     config = IngestConfig(max_line_bytes=len(lines[1]) + 1)
@@ -247,3 +247,13 @@ def test_jsonl_compressed_oversized_and_truncated(tmp_path) -> None:
     oversized = {e["position"] for e in entries if e["reason"] == "oversized_line"}
     assert 1 in oversized and 2 not in oversized
     assert 2 in [r["source"]["position"] for r in rows]
+
+
+def test_stopping_early_releases_the_mapped_file(tmp_path) -> None:
+    rows = ChatAdapter().read(str(AIRLINE), Quarantine(), ReadStats())
+    assert next(rows)["source"]["position"] == 1
+    rows.close()  # the memory map of the array is closed without error
+    copy = tmp_path / "airline.json"
+    copy.write_bytes(AIRLINE.read_bytes())
+    first = next(ChatAdapter().read(str(copy), Quarantine(), ReadStats()))
+    assert first["trace_id"] == "task=0/trial=0"

@@ -70,3 +70,8 @@ def test_selection_funnels_and_background_both_present(gz_truth: Truth) -> None:
         assert gz_truth.summary["funnel_counts"].get(funnel, 0) > 0
     background = [r for r in gz_truth.records.values() if not r.funnels]
     assert len(background) > len(gz_truth.records) // 3
+    by_session = gz_truth.session_funnels()
+    assert len(by_session) == SESSIONS
+    for funnel in SELECTION_FUNNELS:
+        sessions = {s for s, f in by_session.items() if funnel in f}
+        assert sessions == {gz_truth.records[r].session_id for r in gz_truth.funnel_members(funnel)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import polars as pl
+import pytest
 
 from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA, cluster
 from golden_distill.filters.dedup.config import DedupConfig
@@ -207,3 +208,28 @@ def test_no_signatures_no_clusters():
     result = cluster(empty)
     assert result.table.height == 0
     assert result.stats.clusters == 0
+
+
+def _chain(dsl):
+    """A~B and B~C (distance 1/3) but A, C far apart (2/3), under word-unigram text features."""
+    path = [dsl.write("erp_cancel_order", {"orderId": "A"})]
+    texts = {
+        "a": "alpha bravo charlie delta echo foxtrot",
+        "b": "alpha bravo charlie delta golf hotel",
+        "c": "alpha bravo golf hotel india juliet",
+    }
+    return dsl.frame([dsl.case(k, v, path) for k, v in texts.items()])
+
+
+@pytest.mark.parametrize(("linkage", "clusters"), [("single", 1), ("average", 2), ("complete", 2)])
+def test_linkage_decides_whether_chains_merge(dsl, linkage, clusters):
+    cfg = DedupConfig(
+        linkage=linkage,
+        distance_threshold=0.35,
+        text_word_ngrams=(1, 1),
+        weights={"text": 1.0, "argument_shapes": 0.0},
+    )
+    table = cluster(signatures(_chain(dsl), cfg), cfg).table
+    assert table.get_column("cluster_id").n_unique() == clusters
+    if linkage == "complete":  # no member further than the threshold from its representative
+        assert table.get_column("distance_to_representative").max() <= 0.35 + 1e-6

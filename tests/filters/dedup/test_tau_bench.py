@@ -6,8 +6,9 @@ chat adapter and of dedup's own normalisation: the sequence of (tool name, reply
 
 tau-bench's users are simulated by an LLM that words the same instruction differently on every
 trial, so the first user messages of one task are further apart than the templated requests the
-default threshold is tuned for; the test uses the looser threshold docs/dedup.md recommends for
-free-form conversational traffic. Different paths must stay apart at *any* threshold.
+default (complete linkage at 0.35) is tuned for; the test uses the profile docs/dedup.md
+recommends for free-form conversational traffic (average linkage at 0.55). Different paths must
+stay apart under any profile and threshold, the default included.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from golden_distill.datasets.ingest import ingest
 from golden_distill.filters.dedup import DedupConfig, cluster, signatures
 
 AIRLINE = Path("/work/shared/realdata/tau-bench/historical_trajectories/gpt-4o-airline.json")
-CONVERSATIONAL = DedupConfig(distance_threshold=0.55)
+#: The profile docs/dedup.md recommends for free-form conversational traffic.
+CONVERSATIONAL = DedupConfig(distance_threshold=0.55, linkage="average")
 
 
 def _raw_paths() -> dict[str, tuple[int, tuple[tuple[str, bool], ...]]]:
@@ -72,9 +74,16 @@ def test_trials_on_the_same_tool_path_cluster_together(airline):
     assert all(same_path)
 
 
-@pytest.mark.parametrize("threshold", [CONVERSATIONAL.distance_threshold, 1.0])
-def test_trials_on_different_tool_paths_never_cluster_together(airline, threshold):
-    cfg = DedupConfig(distance_threshold=threshold)
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        DedupConfig(),
+        CONVERSATIONAL,
+        DedupConfig(distance_threshold=1.0, linkage="single"),
+    ],
+    ids=["default", "conversational", "anything-goes"],
+)
+def test_trials_on_different_tool_paths_never_cluster_together(airline, cfg):
     outcomes = list(_same_task_pairs(airline, cfg))
     different_path = [together for same, together in outcomes if not same]
     assert len(different_path) >= 100

@@ -1,0 +1,146 @@
+"""End to end: generated sessions through the whole `distill` flow, then the cached rerun.
+
+    .venv/bin/python bench/end_to_end.py                     # 100,000 sessions (the named size)
+    .venv/bin/python bench/end_to_end.py --sessions 1000000  # the 1M target
+    .venv/bin/python bench/end_to_end.py --sessions 5000 --runner process
+
+Runs `golden run` twice in a child process on the same corpus (generated once, not timed): the
+first run computes every shard, the second finds nothing changed and takes every shard from the
+cache. Prints the wall time of each, the share of each stage (from the manifest the run
+published), the peak RSS of the whole process tree (flow, Prefect's ephemeral server, pool or
+Dask workers), and the rerun's time as a fraction of the first run (the baseline, measured in
+the same invocation). Targets: rerun <= 10% of the first run; 1M sessions in <= 15 min with
+RSS <= 3 GB on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parent.parent
+KEY = "bench-pseudonym-key-0123456789abcdef0123456789abcdef"
+
+
+def tree_rss(proc: psutil.Process) -> int:
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            total += p.memory_info().rss
+    return total
+
+
+def timed_run(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS of the process tree (sampled every 0.2 s), stdout."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    proc = psutil.Process(child.pid)
+    peak = 0
+    while child.poll() is None:
+        with contextlib.suppress(psutil.Error):
+            peak = max(peak, tree_rss(proc))
+        time.sleep(0.2)
+    out, err = child.communicate()
+    seconds = time.perf_counter() - started
+    if child.returncode != 0:
+        sys.exit(f"golden run failed ({child.returncode}):\n{err[-3000:]}")
+    return seconds, peak, out
+
+
+def published_manifest(store: Path, out: str) -> dict:
+    version = next(
+        line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("published version")
+    )
+    (set_dir,) = [p for p in store.iterdir() if p.is_dir()]
+    return json.loads((set_dir / "versions" / version / "manifest.json").read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=100_000)
+    parser.add_argument("--shards", type=int, default=0, help="input files (default: 1 per 10k)")
+    parser.add_argument("--runner", choices=["thread", "process", "dask"], default="thread")
+    parser.add_argument("--parallel", type=int, default=2, help="shards at once")
+    parser.add_argument("--dir", default=str(REPO / "bench" / "out" / "end_to_end"))
+    parser.add_argument("--keep", action="store_true", help="keep the work folder and store")
+    args = parser.parse_args()
+
+    base = Path(args.dir)
+    corpus = base / f"corpus-{args.sessions}"
+    shards = args.shards or max(2, args.sessions // 10_000)
+    if not (corpus / "_truth.json").exists():
+        from golden_distill.datasets.synthetic import generate_corpus
+
+        shutil.rmtree(corpus, ignore_errors=True)
+        t0 = time.perf_counter()
+        generate_corpus(corpus, sessions=args.sessions, seed=7, shards=shards)
+        print(
+            f"generated {args.sessions:,} sessions in {time.perf_counter() - t0:.1f} s (not timed)"
+        )
+    run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=base))
+    config = run_dir / "config.yaml"
+    config.write_text(
+        f"run:\n  task_runner: {args.runner}\n  max_parallel_shards: {args.parallel}\n"
+        f"  dask_workers: {args.parallel}\n  work_dir: {run_dir / 'work'}\n"
+    )
+    # Start from the shipped config, with only the run section replaced.
+    import yaml
+
+    shipped = yaml.safe_load((REPO / "configs" / "nightly.yaml").read_text())
+    shipped["run"] = yaml.safe_load(config.read_text())["run"]
+    config.write_text(yaml.safe_dump(shipped))
+    store = run_dir / "store"
+    env = {**os.environ, "GOLDEN_PSEUDONYM_KEY": KEY, "PREFECT_HOME": str(run_dir / "prefect")}
+    cmd = [
+        sys.executable, "-m", "golden_distill.flows.cli", "run", "--config", str(config),
+        "--source", str(corpus), "--format", "native", "--store", str(store), "--set", "bench",
+    ]  # fmt: skip
+    cmd_force = [*cmd, "--force"]
+
+    first_s, first_rss, out = timed_run(cmd, env)
+    manifest = published_manifest(store, out)
+    stats = manifest.get("stats", {})
+    rerun_s, rerun_rss, _ = timed_run(cmd_force, env)
+
+    stages = stats.get("stage_seconds", {})
+    flow_s = sum(stages.values())
+    print(f"\n== end to end: {args.sessions:,} sessions, {shards} shards, runner={args.runner}")
+    read, cands, pub = (stats.get(k, 0) for k in ("records_read", "candidates", "published"))
+    print(f"records read {read:,}; candidates {cands:,}; published {pub:,}")
+    print(
+        f"first run:  {first_s:8.1f} s wall  (flow body {flow_s:.1f} s), "
+        f"peak RSS {first_rss / 2**30:.2f} GB"
+    )
+    for name, sec in sorted(stages.items(), key=lambda kv: -kv[1]):
+        print(f"    {name:14s} {sec:8.1f} s  {100 * sec / max(flow_s, 1e-9):5.1f} %")
+    task_s = stats.get("shard_task_seconds", {})
+    if task_s:
+        total = sum(task_s.values()) + float(stats.get("redact_task_seconds", 0))
+        print("  task time inside shard/redact tasks (summed over workers):")
+        for name, sec in sorted(task_s.items(), key=lambda kv: -kv[1]):
+            print(f"    {name:14s} {sec:8.1f} s  {100 * sec / max(total, 1e-9):5.1f} %")
+        red = float(stats.get("redact_task_seconds", 0))
+        print(f"    {'redact tasks':14s} {red:8.1f} s  {100 * red / max(total, 1e-9):5.1f} %")
+    print(f"cached rerun: {rerun_s:8.1f} s wall, peak RSS {rerun_rss / 2**30:.2f} GB")
+    print(
+        f"rerun / first run (baseline, same invocation): {rerun_s / first_s:.3f}  (target <= 0.10)"
+    )
+    print(f"throughput: {args.sessions / first_s:,.0f} sessions/s first run")
+    if not args.keep:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""Stage errors survive pickling, only I/O failures are retried, and stale work is pruned."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from golden_distill.flows.errors import StageError, find_stage_error, is_transient
+from golden_distill.flows.workdir import prune
+
+
+def test_stage_error_crosses_process_boundaries_and_is_found_in_a_chain():
+    error = pickle.loads(pickle.dumps(StageError("redact", "shard a.jsonl: KeyError")))
+    assert (error.stage, error.detail) == ("redact", "shard a.jsonl: KeyError")
+    try:
+        try:
+            raise error
+        except StageError as inner:
+            raise RuntimeError("flow failed") from inner
+    except RuntimeError as outer:
+        assert find_stage_error(outer) is error
+    assert find_stage_error(ValueError("x")) is None
+
+
+def test_only_storage_and_network_failures_are_transient():
+    wrapped = StageError("read", "shard x")
+    wrapped.__cause__ = ConnectionResetError("peer reset")
+    assert is_transient(wrapped)
+    assert is_transient(TimeoutError())
+    assert not is_transient(FileNotFoundError("gone"))  # retrying will not bring it back
+    assert not is_transient(KeyError("bug"))
+    assert not is_transient(None)
+
+
+def test_prune_keeps_only_what_this_run_used(tmp_path: Path):
+    shards, results = tmp_path / "shards", tmp_path / "results"
+    for name in ("keep", "old"):
+        (shards / name).mkdir(parents=True)
+    results.mkdir()
+    keep_key, old_key = "a" * 64, "b" * 64
+    for name in (keep_key, old_key, "lock-file"):
+        (results / name).write_text("x")
+    removed = prune(shards, results, keep_dirs={"keep"}, keep_keys={keep_key})
+    assert removed == 2
+    assert sorted(p.name for p in shards.iterdir()) == ["keep"]
+    assert sorted(p.name for p in results.iterdir()) == [keep_key, "lock-file"]
