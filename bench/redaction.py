@@ -7,7 +7,7 @@ verification) in one process. Prints throughput of each (cases/s), the ratio, an
 each on the generator's planted personal values (a value counts as caught in a case when it no
 longer appears anywhere in that case's output).
 
-    .venv/bin/python bench/redaction.py [--sessions 150] [--seed 3]
+    .venv/bin/python bench/redaction.py [--sessions 500] [--seed 3]
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def recall(truth: Any, outputs: dict[str, str]) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=150)
+    parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,12 +11,20 @@ from __future__ import annotations
 from pydantic import Field, field_validator, model_validator
 
 from golden_distill.datasets.config_model import StrictModel
+from golden_distill.datasets.schema import STEP_KINDS, STEP_STATUSES
 from golden_distill.datasets.sources.tool_catalogue import PREFIX_SYSTEMS
 from golden_distill.filters.json_paths import parse_path
 
 DEFAULT_AMOUNT_PATHS = ["amount", "total", "totalAmount", "payment.amount", "items[*].amount"]
 DEFAULT_HANDOFF_TOOLS = ["transfer_to_human_agents", "handoff_to_human", "escalate_to_human"]
 DEFAULT_ALTERNATIVES = {"erp_get_order": ["erp_search_orders"]}
+
+
+def _known(values: list[str], allowed: tuple[str, ...], what: str) -> list[str]:
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise ValueError(f"unknown {what} {bad}; known: {', '.join(allowed)}")
+    return values
 
 
 class HighValueMutatingConfig(StrictModel):
@@ -99,6 +107,11 @@ class HighValueMutatingConfig(StrictModel):
             parse_path(path)  # raises ValueError with a readable message
         return paths
 
+    @field_validator("write_statuses")
+    @classmethod
+    def _statuses(cls, values: list[str]) -> list[str]:
+        return _known(values, STEP_STATUSES, "step status(es)")
+
     @field_validator("amount_in")
     @classmethod
     def _known_fields(cls, names: list[str]) -> list[str]:
@@ -149,6 +162,16 @@ class RecoveryConfig(StrictModel):
         description="When the run has a reward, a good end needs reward > this; a missing "
         "reward is fine. null ignores rewards.",
     )
+
+    @field_validator("failure_statuses")
+    @classmethod
+    def _statuses(cls, values: list[str]) -> list[str]:
+        return _known(values, STEP_STATUSES, "step status(es)")
+
+    @field_validator("step_kinds")
+    @classmethod
+    def _kinds(cls, values: list[str]) -> list[str]:
+        return _known(values, STEP_KINDS, "step kind(s)")
 
 
 class HumanHandoffConfig(StrictModel):

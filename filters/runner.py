@@ -143,7 +143,7 @@ def score_cases(
     source: Source,
     config: FunnelsConfig,
     *,
-    batch_rows: int = 50_000,
+    batch_rows: int = 10_000,
     figures: dict[str, float] | None = None,
     details: bool = False,
 ) -> pl.DataFrame:
@@ -175,21 +175,26 @@ def decide_selection(scored: pl.DataFrame, config: FunnelsConfig) -> pl.DataFram
     """Apply quotas to ``score_cases`` output: ``status`` becomes ``quota:<reason>`` for cut
     candidates; ``priority`` orders the candidates (null for non-candidates)."""
     order = [f.name for f in build_funnels(config) if f.role == "select"]
-    indexed = scored.with_row_index("_row")  # rows, not ids: a run read twice stays two rows
-    candidates = indexed.filter(pl.col("candidate"))
+    # Rows, not ids, key the result (a run read twice stays two rows), and the quota columns
+    # are scattered back by row number rather than joined: no copy of the decisions.
+    candidates = scored.select(
+        "case_id", "tenant_id", "signature", "value_score", "funnels", "candidate"
+    ).with_row_index("_row")
     ranked = apply_quotas(
-        candidates.select("_row", "case_id", "tenant_id", "signature", "value_score", "funnels"),
-        config.quotas,
-        order,
-    ).select("_row", "priority", "quota_cut")
-    return (
-        indexed.join(ranked, on="_row", how="left", maintain_order="left")
-        .with_columns(
-            status=pl.when(pl.col("quota_cut").is_not_null())
-            .then(pl.format("quota:{}", "quota_cut"))
-            .otherwise(pl.col("status"))
-        )
-        .drop("quota_cut", "_row")
+        candidates.filter(pl.col("candidate")).drop("candidate"), config.quotas, order
+    )
+    rows = ranked["_row"]
+    priority = pl.repeat(None, scored.height, dtype=pl.UInt32, eager=True).scatter(
+        rows, ranked["priority"]
+    )
+    cut = pl.repeat(None, scored.height, dtype=pl.String, eager=True).scatter(
+        rows, ranked["quota_cut"]
+    )
+    return scored.with_columns(
+        priority=priority,
+        status=pl.when(cut.is_not_null())
+        .then(pl.format("quota:{}", pl.lit(cut)))
+        .otherwise(pl.col("status")),
     )
 
 
@@ -212,7 +217,7 @@ def annotate(cases: pl.DataFrame | pl.LazyFrame, decisions: pl.DataFrame) -> pl.
 
 
 def select(
-    source: Source, config: FunnelsConfig, *, batch_rows: int = 50_000, with_table: bool = True
+    source: Source, config: FunnelsConfig, *, batch_rows: int = 10_000, with_table: bool = True
 ) -> SelectionResult:
     """The funnel stage: funnels, gates and quotas over ``source``; see SelectionResult."""
     decisions = decide_selection(score_cases(source, config, batch_rows=batch_rows), config)

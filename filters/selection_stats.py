@@ -28,6 +28,7 @@ def selection_stats(decisions: pl.DataFrame, config: FunnelsConfig) -> dict[str,
     funnels = build_funnels(config)
     selects = [f.name for f in funnels if f.role == "select"]
     names = [f.name for f in funnels]
+    decisions = decisions.select("status", "candidate", *(f"in_{n}" for n in names))
     candidates = decisions.filter(pl.col("candidate"))
     selected = decisions.filter(pl.col("status") == "selected")
     cut = candidates.filter(pl.col("status") != "selected")

@@ -139,6 +139,7 @@ def _map(
             result = _unwrap(future, stage)
             results[result.index] = result
             cached -= 1
+            progress.emit("recomputed", stage=stage, shard=result.label)
     return results, cached
 
 

@@ -48,6 +48,18 @@ def make_anonymizer() -> AnonymizerEngine:
     return engine
 
 
+_EMAIL_NAME = re.compile(r"([a-z]{2,})[._]([a-z]{2,})\d*@", re.IGNORECASE)
+
+
+def names_in_email(email: str) -> list[str]:
+    """ "mei.brown7922@..." names Mei Brown: agents greet people by what their address says."""
+    m = _EMAIL_NAME.match(email)
+    if not m:
+        return []
+    first, last = (part.capitalize() for part in m.groups())
+    return [f"{first} {last}", first, last]
+
+
 def variants(value: str, entity_type: str) -> list[str]:
     """Other spellings of a phone/card/id value that mean the same thing."""
     if entity_type not in DIGIT_ENTITIES:
@@ -125,6 +137,9 @@ class ValueIndex:
                 self.no_propagate.add(folded)
             for v in variants(value, entity_type):
                 self.add_pii(v, entity_type)
+            if entity_type == "EMAIL_ADDRESS":
+                for name in names_in_email(value):
+                    self.add_pii(name, "PERSON")
             if entity_type == "PERSON":
                 words = value.split()
                 if len(words) == 1 and value[:1].isupper():

@@ -253,14 +253,19 @@ class Redactor:
         self, slot: Slot, prop: Propagator, counts: Counter[str], numeric: bool
     ) -> str:
         short = prop.local_values
-        if not numeric and not short and not ("\\u" in slot.text or prop.has_any(slot.text)):
-            return slot.text
+        text = slot.text
+        escaped = "\\u" in text  # values may hide behind \u escapes: decode to be sure
+        # key paths are only needed for numbers under rules and for short values (replaced
+        # where a rule owns them, not everywhere): otherwise the fast string-token path will do
+        needs_paths = numeric or bool(short and (escaped or any(v in text for v in short)))
+        if not needs_paths and not (escaped or prop.has_any(text)):
+            return text
         matcher = self.matcher
         secret = self.key.secret
 
         def on_string(value: str, path_fn: Callable[[], Path]) -> str:
             if nested_json(value) is not None:  # JSON inside a string: edit it as JSON too
-                if not numeric and not short:
+                if not needs_paths:
                     return rewrite_json_strings(value, lambda v: on_string(v, _no_path))
                 return rewrite_json_text(value, on_string, on_number if numeric else None)
             if value in short and isinstance(matcher.match(path_fn()), KeyRule | PiiRule):
@@ -286,9 +291,9 @@ class Redactor:
             prop.emitted.add(new)
             return new
 
-        if not numeric and not short:  # no key paths needed: edit string tokens only
-            return rewrite_json_strings(slot.text, lambda v: on_string(v, _no_path))
-        return rewrite_json_text(slot.text, on_string, on_number if numeric else None)
+        if not needs_paths:  # edit string tokens only
+            return rewrite_json_strings(text, lambda v: on_string(v, _no_path))
+        return rewrite_json_text(text, on_string, on_number if numeric else None)
 
     # -- the whole thing ----------------------------------------------------------------
     def redact_many(self, rows: list[dict[str, Any]]) -> list[CaseRedaction]:

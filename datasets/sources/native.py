@@ -2,8 +2,11 @@
 
 ``.jsonl``, ``.jsonl.gz`` and ``.jsonl.zst`` files, locally or behind any fsspec URL, one
 recording per line (the shape in docs/architecture.md). Reading streams: lines come from
-``lines.iter_lines`` in 1 MiB chunks, are converted by ``NativeConverter`` and leave as Arrow
-record batches of ``batch_rows`` cases, so memory stays flat however large the file.
+``lines.iter_lines`` in 1 MiB chunks, are decoded by msgspec into the typed structs of
+``native_shape`` (type checks in C, JSON values kept as their recorded bytes), gathered into
+batches of ``batch_rows`` and turned into Arrow record batches column by column by
+``NativeConverter``, so memory stays flat however large the file. Lines msgspec refuses go to
+the generic parser once more, so the quarantine reasons mean what they always meant.
 
 Every line that cannot become a case is quarantined with its file, line number and one reason:
 ``invalid_json``, ``encoding_error`` (not UTF-8), ``not_an_object``, ``missing_field``,
@@ -47,11 +50,7 @@ from golden_distill.datasets.sources.native_record import (
     RecordError,
     record_error,
 )
-from golden_distill.datasets.sources.native_shape import (
-    ANY_ERROR_DECODER,
-    DECODER,
-    Recording,
-)
+from golden_distill.datasets.sources.native_shape import DECODER, Recording
 from golden_distill.datasets.sources.uris import display_uri
 
 STAGE = "ingest"
@@ -61,6 +60,9 @@ _MARKERS = (b'"recordId"', b'"toolCalls"')
 #: Anything msgspec raises for a line that is not a valid recording (recursion: deep nesting).
 _DECODE_ERRORS = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
 _BUILD_FAILURES = (RecordError, *BUILD_ERRORS)
+#: A batch is cut early past this many line bytes: bounded memory, and every JSON text column
+#: of a batch stays far below Arrow's 2 GiB limit for one string array.
+_MAX_BATCH_BYTES = 256 * 1024 * 1024
 
 
 class NativeAdapter:
@@ -114,7 +116,7 @@ class NativeAdapter:
         records: list[Recording] = []
         line_nos: list[int] = []
         lines: list[bytes] = []  # kept for the quarantine, should a record fail in its batch
-        lines_seen = 0
+        lines_seen = batch_bytes = 0
 
         def reject(line_no: int, reason: str, detail: str, raw_line: bytes | None) -> None:
             quarantine.add(QuarantineEntry(STAGE, reason, uri, line_no, detail, raw=raw_line))
@@ -151,9 +153,10 @@ class NativeAdapter:
                 records.append(record)
                 line_nos.append(line_no)
                 lines.append(line)
-                if len(records) >= batch_rows:
+                batch_bytes += len(line)
+                if len(records) >= batch_rows or batch_bytes >= _MAX_BATCH_BYTES:
                     stats.records_read += lines_seen
-                    lines_seen = 0
+                    lines_seen = batch_bytes = 0
                     yield finish()
                     records, line_nos, lines = [], [], []
         except StreamFormatError as exc:
@@ -223,8 +226,8 @@ def _decode_again(line: bytes, line_no: int, reject: Any) -> Recording | None:
     if problem is not None:
         reject(line_no, *problem, line)
         return None
-    try:  # a JSON object: BOM-prefixed, with an object error, or not of the recording shape
-        return ANY_ERROR_DECODER.decode(line.removeprefix(_BOM))
+    try:  # a valid JSON object: a BOM-prefixed line, or one that does not fit the shape
+        return DECODER.decode(line.removeprefix(_BOM))
     except msgspec.ValidationError as exc:
         err = record_error(exc)
         reject(line_no, err.reason, err.detail, line)

@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from golden_distill.datasets.canonical_json import canonical_args_sha256, normalise_volatile_keys
 from golden_distill.datasets.quarantine import MISSING_FIELD, WRONG_TYPE
@@ -37,11 +38,12 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 #: "erp" -> "ERP": tool-name prefix (before the first "_") to system.
 _SYSTEM_BY_PREFIX = {prefix.rstrip("_"): system for prefix, system in PREFIX_SYSTEMS.items()}
-#: Argument texts whose hash is remembered (a few MB at most).
+#: Argument texts whose hash is remembered, and the longest remembered (a few MB at most).
 _HASH_MEMO_SIZE = 1 << 15
+_HASH_MEMO_TEXT_BYTES = 1024
 _NO_INTENT, _NO_CONTEXT, _NO_HANDOFF = Intent(), Context(), Handoff()
-_STRING_OR_NULL = frozenset({str, type(None)})
-_UNREADABLE = object()
+_CONTAINERS = frozenset({dict, list})
+_NULL = msgspec.Raw(b"null")
 _STEP_TYPE = CASE_SCHEMA.field("steps").type
 _CHUNK_TYPE = CASE_SCHEMA.field("context").type.field("retrieved_chunks").type
 
@@ -121,13 +123,22 @@ def _strip(value: Any, volatile: frozenset[str]) -> Any:
     return value
 
 
-def _json_column(texts: list[bytes | None]) -> pa.Array:
-    """A string column of recorded JSON texts (from ``_texts``).
+def _json_column(raws: list[msgspec.Raw]) -> pa.Array:
+    """A string column of recorded JSON texts; absent (``b""``) and ``null`` are SQL null.
 
-    Built as binary and viewed as string: the bytes are slices, at JSON token boundaries, of a
-    line the reader has checked to be UTF-8, so Arrow need not check each value again.
+    Built straight from the ``Raw`` buffers: one join copies every text into the column's data
+    buffer (no bytes object per value, no per-value UTF-8 check: the texts are slices, at JSON
+    token boundaries, of lines the reader has checked to be UTF-8). A null slot keeps its
+    ``null`` bytes under a cleared validity bit, which Arrow allows and every reader ignores.
     """
-    return pa.array(texts, pa.binary()).view(pa.string())
+    n = len(raws)
+    offsets = pa.array([*accumulate(map(len, raws), initial=0)], pa.int32())
+    valid = pc.and_(
+        pc.not_equal(pc.subtract(offsets[1:], offsets[:-1]), 0),
+        pc.invert(pa.array([*map(_NULL.__eq__, raws)], pa.bool_(), size=n)),
+    )
+    data = pa.py_buffer(b"".join(raws))
+    return pa.StringArray.from_buffers(n, offsets.buffers()[1], data, valid.buffers()[1])
 
 
 def _has_volatile(value: Any, volatile: frozenset[str]) -> bool:
@@ -143,36 +154,22 @@ def _has_volatile(value: Any, volatile: frozenset[str]) -> bool:
     return False
 
 
-def _texts(raws: Iterable[msgspec.Raw]) -> list[bytes | None]:
-    """Recorded JSON texts of ``Raw`` values; absent (``b""``) and ``null`` become SQL null."""
-    return [text if (text := bytes(raw)) and text != b"null" else None for raw in raws]
-
-
-def _error_texts(errors: list[Any]) -> list[str | bytes | None]:
-    """Step errors: a string as itself, any other recorded JSON value as its JSON text.
-
-    Errors decode as ``str``/``None``, except on recordings ``RecordingAnyError`` decoded,
-    where they are ``Raw`` (a string among them is recorded JSON text, unquoted here).
-    """
-    if _STRING_OR_NULL.issuperset(map(type, errors)):
-        return errors
-    texts = [e if e is None or type(e) is str else _raw_error(e) for e in errors]
-    for i, text in enumerate(texts):
-        if text is _UNREADABLE:
-            raise _wrong(f"toolCalls[{i}].error", "a string or a JSON value")
-    return texts
-
-
-def _raw_error(raw: msgspec.Raw) -> Any:
-    text = bytes(raw)
-    if not text or text == b"null":
-        return None
-    if text[:1] != b'"':
-        return text
+def _error_texts(raws: list[msgspec.Raw]) -> list[str | bytes | None]:
+    """Step errors: a recorded string as itself, any other JSON value as its JSON text."""
     try:
-        return _loads(text)
+        return [None if not raw or raw == _NULL else _error_value(raw) for raw in raws]
     except orjson.JSONDecodeError:  # e.g. a lone surrogate escape
-        return _UNREADABLE
+        for i, raw in enumerate(raws):  # find it, for the detail (batches of one)
+            try:
+                _error_value(raw)
+            except orjson.JSONDecodeError:
+                raise _wrong(f"toolCalls[{i}].error", "a string or a JSON value") from None
+        raise
+
+
+def _error_value(raw: msgspec.Raw) -> str | bytes:
+    text = bytes(raw)
+    return _loads(text) if text[:1] == b'"' else text
 
 
 def _present(values: list[Any], empty: Any) -> list[Any]:
@@ -199,6 +196,8 @@ class _SystemByName(dict[str, str | None]):
     """Tool name -> system from its prefix (``erp_get_order`` -> ``ERP``), computed once a name."""
 
     def __missing__(self, name: str) -> str | None:
+        if len(self) >= _HASH_MEMO_SIZE:  # a file of endlessly new names stays bounded
+            self.clear()
         system = self[name] = _SYSTEM_BY_PREFIX.get(name.partition("_")[0].lower())
         return system
 
@@ -229,28 +228,44 @@ class NativeConverter:
         return _sha256(_dumps(value, option=_SORT)).hexdigest()
 
     def text_args_hash(self, text: bytes) -> str:
-        """``args_hash`` of the arguments recorded as JSON ``text`` (memoised per text)."""
-        digest = self._hashes.get(text)
-        if digest is None:
-            digest = self.args_hash(_loads(text))
-            if len(self._hashes) >= _HASH_MEMO_SIZE:
-                self._hashes.clear()
-            self._hashes[text] = digest
-        return digest
+        """``args_hash`` of the arguments recorded as JSON ``text``."""
+        return self.args_hashes([text])[0]  # type: ignore[return-value]
 
-    def _args_hashes(self, texts: list[bytes | None]) -> list[str | None]:
-        text_args_hash = self.text_args_hash
-        try:
-            return [None if text is None else text_args_hash(text) for text in texts]
-        except _WRITE_ERRORS:  # deeper than orjson reads/writes, or out of its range
-            for i, text in enumerate(texts):  # find it, for the detail (batches of one)
+    def args_hashes(self, texts: Iterable[bytes | msgspec.Raw]) -> list[str | None]:
+        """``args_hash`` of each recorded arguments text (absent or ``null``: ``None``).
+
+        The hot path: memoised per text, and a flat object without volatile keys (most
+        arguments) is told apart by C-level set checks, without a Python call per value.
+        """
+        memo, volatile = self._hashes, self.volatile
+        digests: list[str | None] = []
+        append = digests.append
+        for raw in texts:
+            text = bytes(raw)
+            if not text or text == b"null":
+                append(None)
+                continue
+            digest = memo.get(text)
+            if digest is None:
                 try:
-                    if text is not None:
-                        text_args_hash(text)
-                except _WRITE_ERRORS:
-                    path = f"toolCalls[{i}].arguments"
+                    value = _loads(text)
+                    if (
+                        type(value) is dict
+                        and volatile.isdisjoint(map(str.lower, value))
+                        and _CONTAINERS.isdisjoint(map(type, value.values()))
+                    ):
+                        digest = _sha256(_dumps(value, option=_SORT)).hexdigest()
+                    else:
+                        digest = self.args_hash(value)
+                except _WRITE_ERRORS:  # deeper than orjson reads/writes, or out of its range
+                    path = f"toolCalls[{len(digests)}].arguments"  # exact in a batch of one
                     raise _wrong(path, "a JSON value that can be canonicalised") from None
-            raise
+                if len(text) <= _HASH_MEMO_TEXT_BYTES:
+                    if len(memo) >= _HASH_MEMO_SIZE:
+                        memo.clear()
+                    memo[text] = digest
+            append(digest)
+        return digests
 
     def build(self, records: Sequence[Recording], line_nos: Sequence[int]) -> pa.RecordBatch:
         """The canonical batch for ``records`` (read from lines ``line_nos``).
@@ -277,9 +292,9 @@ class NativeConverter:
             # agent
             [r.agent_version for r in records],
             [r.model_identifier for r in records],
-            _json_column(_texts([r.model_params for r in records])),
+            _json_column([r.model_params for r in records]),
             [r.system_prompt_version for r in records],
-            _json_column(_texts([r.prompt_variables for r in records])),
+            _json_column([r.prompt_variables for r in records]),
             [r.initial_user_input for r in records],
             # intent
             [i.name for i in intents],
@@ -314,11 +329,11 @@ class NativeConverter:
             [c.query for c in chunks],
         ]
         return [
-            _json_column(_texts([c.messages for c in contexts])),
-            _json_column(_texts([c.memory for c in contexts])),
+            _json_column([c.messages for c in contexts]),
+            _json_column([c.memory for c in contexts]),
             list_of_structs([*accumulate(map(len, runs), initial=0)], chunk_columns, _CHUNK_TYPE),
-            _json_column(_texts([c.env_versions for c in contexts])),
-            _json_column(_texts([c.baseline_state for c in contexts])),
+            _json_column([c.env_versions for c in contexts]),
+            _json_column([c.baseline_state for c in contexts]),
         ]
 
     def _steps(self, runs: list[list[Any]]) -> pa.Array:
@@ -335,7 +350,7 @@ class NativeConverter:
         statuses = [c.status for c in calls]
         if None in statuses or "" in statuses:
             statuses = [s or "ok" for s in statuses]
-        arguments = _texts([c.arguments for c in calls])
+        arguments = [c.arguments for c in calls]
         systems = [c.system for c in calls]
         if None in systems:
             by_name = self._systems
@@ -347,8 +362,8 @@ class NativeConverter:
             names,
             _occurrences(names, offsets),
             _json_column(arguments),
-            self._args_hashes(arguments),
-            _json_column(_texts([c.response for c in calls])),
+            self.args_hashes(arguments),
+            _json_column([c.response for c in calls]),
             statuses,
             _error_texts([c.error for c in calls]),
             [c.is_mutating for c in calls],

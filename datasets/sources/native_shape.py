@@ -7,8 +7,8 @@ responses, object errors) are ``msgspec.Raw``: the exact recorded bytes, never p
 Python objects and never re-serialised, which is both the fast path and what the canonical
 schema asks for (JSON text "exactly as recorded").
 
-A ``Raw`` field that is absent is an empty ``Raw`` (``b""``); one recorded as ``null`` holds
-``b"null"``; ``raw_text`` turns both into SQL null. What msgspec does not check (ISO timestamps,
+A ``Raw`` field that is absent is an empty ``Raw`` (``b""``, the shared ``ABSENT``); one recorded
+as ``null`` holds ``b"null"``; both become SQL null. What msgspec does not check (ISO timestamps,
 empty record ids, arguments that cannot be canonicalised) is checked by
 ``native_record.NativeConverter``. Integer ranges are declared here, so a bad value fails
 with a JSON path (``$.toolCalls[2].stepIndex``) that ``native_record.record_error`` turns into a
@@ -43,7 +43,7 @@ class ToolCall(_Shape):
     arguments: msgspec.Raw = ABSENT
     response: msgspec.Raw = ABSENT
     status: StepStatus | None = None
-    error: str | None = None  # or any JSON value: see ToolCallAnyError
+    error: msgspec.Raw = ABSENT  # a string, or any JSON value (kept as its JSON text)
     is_mutating: bool | None = None
     system: str | None = None
     latency_ms: int | None = None
@@ -100,28 +100,5 @@ class Recording(_Shape):
     reward: float | None = None
 
 
-class ToolCallAnyError(ToolCall):
-    """A call whose ``error`` may be any JSON value (kept as its JSON text)."""
-
-    error: msgspec.Raw = ABSENT  # type: ignore[assignment]
-
-
-class RecordingAnyError(Recording):
-    """The rare recording with an object (not string) error: decoded on a second try.
-
-    Errors are nearly always strings or null; typing them ``str | None`` in the first shape
-    spares a ``Raw`` -> bytes round trip per call on every other recording.
-    """
-
-    tool_calls: list[ToolCallAnyError]  # type: ignore[assignment]
-
-
-#: Decoders for all lines (reusable and thread-safe): the common shape, then the lenient one.
+#: One decoder for all lines (decoders are reusable and thread-safe).
 DECODER = msgspec.json.Decoder(Recording)
-ANY_ERROR_DECODER = msgspec.json.Decoder(RecordingAnyError)
-
-
-def raw_text(raw: msgspec.Raw) -> bytes | None:
-    """The recorded JSON text of a ``Raw`` field, or ``None`` when absent or ``null``."""
-    text = bytes(raw)
-    return None if not text or text == b"null" else text

@@ -108,6 +108,7 @@ def build_record(
     turn_index: int,
     pools: PiiPools,
 ) -> BuiltRecord:
+    """One recording of ``member``: wording from its struct seed, values from ``value_seed``."""
     fam = member.family
     sc = fam.scenario
     lang = fam.lang

@@ -85,6 +85,7 @@ def _unit_labels(unit_table: pl.DataFrame, cfg: DedupConfig, stats: ClusterStats
     stats.largest_group = max((e - s for s, e in bounds), default=0)
     multi = [(s, e) for s, e in bounds if e - s > 1]
     if cfg.near_duplicates and multi:
+        t0 = time.perf_counter()
         rows = np.concatenate([np.arange(s, e) for s, e in multi])
         features = run_features(
             unit_table.get_column("trajectory").gather(rows).to_list(),
@@ -96,6 +97,7 @@ def _unit_labels(unit_table: pl.DataFrame, cfg: DedupConfig, stats: ClusterStats
         sizes = np.array([e - s for s, e in multi])
         ends = np.cumsum(sizes)
         local_bounds = list(zip((ends - sizes).tolist(), ends.tolist(), strict=True))
+        t1 = time.perf_counter()
         links = near_duplicate_links(features, local_bounds, cfg)
         stats.partitioned_groups = links.partitioned_groups
         stats.partitions = links.partitions
@@ -103,7 +105,12 @@ def _unit_labels(unit_table: pl.DataFrame, cfg: DedupConfig, stats: ClusterStats
         m = len(rows)
         graph = sp.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
         _, labels = connected_components(graph, directed=False)
+        t2 = time.perf_counter()
         labels = refine(features, labels, cfg)
+        t3 = time.perf_counter()
+        stats.seconds.update(
+            features=round(t1 - t0, 3), links=round(t2 - t1, 3), linkage=round(t3 - t2, 3)
+        )
         # the representative unit of a component holds its best-priority case
         best = unit_table.get_column("best_priority").to_numpy()[rows]
         order = np.lexsort((best, labels))
@@ -185,9 +192,9 @@ def cluster(signatures: pl.DataFrame, cfg: DedupConfig | None = None) -> Cluster
     stats.merged_near = int(by.get("near", 0))
     stats.clusters = int(by.get("self", 0))
     stats.singletons = int(table.filter(pl.col("cluster_size") == 1).height)
-    stats.seconds = {
-        "prepare": round(t1 - t0, 3),
-        "near_duplicates": round(t2 - t1, 3),
-        "assemble": round(time.perf_counter() - t2, 3),
-    }
+    stats.seconds.update(
+        prepare=round(t1 - t0, 3),
+        near_duplicates=round(t2 - t1, 3),
+        assemble=round(time.perf_counter() - t2, 3),
+    )
     return Clustering(table.cast(CLUSTER_SCHEMA), stats)  # type: ignore[arg-type]

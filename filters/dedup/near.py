@@ -61,7 +61,7 @@ class Links:
         )
 
 
-def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
+def compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
     """The same rows over only the columns they use.
 
     Hashed feature spaces are wide (hundreds of thousands of columns); transposing a small
@@ -97,9 +97,9 @@ def _pairs(
     ``same[k]`` is the group of ``rows[k]`` when several small groups are packed together.
     Each chunk of rows is compared only with itself and later rows (the upper triangle).
     """
-    combined = _compact(features.combined[rows])
+    combined = compact(features.combined[rows])
     gate = cfg.max_trajectory_distance > 0
-    traj = _compact(features.trajectory[rows]) if gate else None
+    traj = compact(features.trajectory[rows]) if gate else None
     min_sim = 1.0 - cfg.distance_threshold - EPS
     min_traj = 1.0 - cfg.max_trajectory_distance - EPS
     n = combined.shape[0]
@@ -126,7 +126,7 @@ def partitions(combined: sp.csr_matrix, cfg: DedupConfig, seed: int) -> np.ndarr
     projector = SparseRandomProjection(
         n_components=cfg.projection_dims, dense_output=True, random_state=seed
     )
-    dense = projector.fit_transform(_compact(combined)).astype(np.float64)
+    dense = projector.fit_transform(compact(combined)).astype(np.float64)
     norms = np.linalg.norm(dense, axis=1, keepdims=True)
     dense /= np.where(norms == 0, 1.0, norms)
     model = MiniBatchKMeans(n_clusters=k, n_init=3, batch_size=2048, random_state=seed)

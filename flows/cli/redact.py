@@ -127,19 +127,35 @@ def redact_command(
     opt_out = list(cfg.funnels.redacted.opt_out_tenants)
     jobs = [(p, out / "cases" / p.name) for p in shards]
     args = (cfg.redaction, key, volatile, opt_out)
+    results: list[dict[str, Any]] = []
+    failed: list[str] = []
     if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            futures = [pool.submit(redact_shard_file, p, o, *args) for p, o in jobs]
-            results = [f.result() for f in futures]
+            futures = [(p, pool.submit(redact_shard_file, p, o, *args)) for p, o in jobs]
+            for path, future in futures:
+                try:
+                    results.append(future.result())
+                except Exception as exc:  # one unreadable shard: say which, keep going
+                    failed.append(f"{path}: cannot redact ({type(exc).__name__})")
     else:
-        results = [redact_shard_file(p, o, *args) for p, o in jobs]
+        for path, out_path in jobs:
+            try:
+                results.append(redact_shard_file(path, out_path, *args))
+            except Exception as exc:
+                failed.append(f"{path}: cannot redact ({type(exc).__name__})")
+    out.mkdir(parents=True, exist_ok=True)
     summary = _summarise(results, key.key_id)
+    summary["failed_shards"] = len(failed)
     with (out / "quarantine.jsonl").open("w", encoding="utf-8") as fh:
         for r in results:
             for line in r.pop("quarantine"):
                 fh.write(line)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     _print(summary)
+    for line in failed:
+        typer.echo(line, err=True)
+    if failed:
+        raise typer.Exit(1)
 
 
 def _summarise(results: list[dict[str, Any]], key_id: str) -> dict[str, Any]:

@@ -117,15 +117,22 @@ def _stage_times(stats: dict[str, Any]) -> str:
 
 def render_report(stats: dict[str, Any]) -> str:
     """The report page for one run's ``stats`` (see flows/tasks/publish.py for the keys)."""
-    title = f"Golden set {stats.get('set_name', '?')} — version {stats.get('version') or '(new)'}"
+    version = stats.get("version")
+    title = f"Golden set {stats.get('set_name', '?')}: " + (
+        f"version {version}" if version else "run report of the version published with it"
+    )
     meta_rows = [
         ("set", stats.get("set_name")),
-        ("version", stats.get("version") or "(assigned on publish)"),
+        ("version", version or "the folder this report is in (see manifest.json beside it)"),
         ("parent", (stats.get("change") or {}).get("parent") or "none"),
         ("created", stats.get("created_at")),
         ("config sha256", stats.get("config_sha256")),
         ("pipeline", stats.get("pipeline_version")),
         ("shards", f"{stats.get('shards', 0)} ({stats.get('shards_cached', 0)} from cache)"),
+        (
+            "redaction tasks",
+            f"{stats.get('redact_tasks', 0)} ({stats.get('redact_tasks_cached', 0)} from cache)",
+        ),
     ]
     meta = "".join(
         f"<tr><td class='muted'>{escape(k)}</td><td>{escape(str(v))}</td></tr>"

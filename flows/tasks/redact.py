@@ -54,6 +54,7 @@ def _run(job: RedactJob) -> RedactResult:
         ),
     )
     quarantine_path = out / "quarantine.jsonl"
+    quarantine_path.touch()  # present even when empty: a cached result checks its files exist
     redacted, quarantined, stats = timed(
         "redact", shard_steps.redact_candidates, chosen, job.config, quarantine_path, job.key_id
     )

@@ -126,11 +126,9 @@ def to_golden(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=GOLDEN_SCHEMA)
 
 
-_REDACTORS: dict[tuple[str, str], Any] = {}
-
-
 def _redactor(config: PipelineConfig, expected_key_id: str | None) -> Any:
-    """One Redactor per process and (config, key): building Presidio's analyzer is slow."""
+    """A fresh Redactor per task: its output for a shard must not depend on which shards the
+    same worker process redacted before (cheap: the analyzer's heavy parts are shared)."""
     from golden_distill.redaction.keys import resolve_key
     from golden_distill.redaction.redactor import Redactor
 
@@ -141,11 +139,7 @@ def _redactor(config: PipelineConfig, expected_key_id: str | None) -> Any:
         raise RuntimeError(
             f"this worker's pseudonym key is {key.key_id}, the run's is {expected_key_id}"
         )
-    cache_key = (red.model_dump_json() + config.ingest.model_dump_json(), key.key_id)
-    if cache_key not in _REDACTORS:
-        _REDACTORS.clear()
-        _REDACTORS[cache_key] = Redactor.from_config(red, key, config.ingest.volatile_keys)
-    return _REDACTORS[cache_key]
+    return Redactor.from_config(red, key, config.ingest.volatile_keys)
 
 
 def redact_candidates(

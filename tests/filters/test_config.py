@@ -52,6 +52,8 @@ def test_typo_names_file_path_and_suggestion(tmp_path):
          "funnels.quotas.per_tenant_max: Value error, must be a whole number >= 1"),
         ("funnels:\n  high_value_mutating:\n    amount_paths: ['items[x].amount']\n",
          "funnels.high_value_mutating.amount_paths: Value error, bad JSON path 'items[x].amount'"),
+        ("funnels:\n  recovery:\n    failure_statuses: [timout]\n",
+         "funnels.recovery.failure_statuses: Value error, unknown step status(es) ['timout']"),
         ("funnels:\n  quotas:\n    per_funnel_max: {recovry: 3}\n",
          "names unknown funnel(s) ['recovry']"),
     ],

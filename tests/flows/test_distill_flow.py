@@ -90,6 +90,24 @@ def test_distill_end_to_end(
     assert report.is_file() and "<svg" in report.read_text()
     assert all(not d["cached"] for d in shard_events(events))
 
+    # Prefect artifacts: a markdown link to the report and the counts table, nothing personal
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(
+                key=ArtifactFilterKey(any_=["e2e-report", "e2e-report-counts"])
+            )
+        )
+    by_key = {a.key: a for a in found}
+    assert str(report) in str(by_key["e2e-report"].data) and version in str(
+        by_key["e2e-report"].data
+    )
+    counts = json.dumps(by_key["e2e-report-counts"].data)
+    assert "records read" in counts and "removed by dedup" in counts
+    assert not [value for r in truth.records.values() for _, value, _ in r.pii if value in counts]
+
     # planted broken lines are quarantined with their location
     quarantined = [
         e for q in (tmp_path / "work").rglob("quarantine.jsonl") for e in read_quarantine(q)
@@ -106,6 +124,7 @@ def test_distill_end_to_end(
     assert len(done) == shards and all(d["cached"] for d in done)
     redacts = shard_events(events, "redact_done")
     assert redacts and all(d["cached"] for d in redacts)
+    assert not shard_events(events, "recomputed")  # every cached result's files were there
 
     # 3. one broken shard: its bad lines are quarantined, only it is redone, still publishes
     events.clear()

@@ -88,3 +88,16 @@ def test_missing_key_is_a_clear_error(
     result = CliRunner().invoke(app, ["redact", str(shards), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert ENV_VAR in result.output
+
+
+def test_an_unreadable_shard_is_named_and_fails_the_command(
+    shards: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_VAR, "k" * 40)
+    (shards / "cases" / "part-00009.parquet").write_bytes(b"not parquet at all")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["redact", str(shards), "--out", str(out)])
+    assert result.exit_code == 1
+    assert "part-00009.parquet: cannot redact" in result.output
+    assert len(list((out / "cases").glob("*.parquet"))) == 2  # the good shards are written
+    assert json.loads((out / "summary.json").read_text())["failed_shards"] == 1

@@ -193,3 +193,21 @@ def test_chinese_case(redactor: Redactor) -> None:
     for value in ("李娜", "13812345678", "110105194912310021"):
         assert value not in text
     assert "华为公司" in result.row["user_input"]
+
+
+def test_names_spelled_out_in_an_email_address_are_names(redactor: Redactor) -> None:
+    row = case(
+        steps=[step(0, "find_user_id_by_email", {"email": "amelia.ortiz7310@example.com"}, '"u"')],
+        outcome={
+            "answer_text": "Thank you, Amelia! Found your account, Ms Ortiz.",
+            "final_state": None,
+            "status": "success",
+            "handoff": False,
+            "handoff_reason": None,
+            "low_confidence": False,
+            "reward": None,
+        },
+    )
+    answer = redactor.redact(row).row["outcome"]["answer_text"]
+    assert "Amelia" not in answer and "Ortiz" not in answer
+    assert answer.startswith("Thank you, <PERSON_")

@@ -115,3 +115,13 @@ def test_tool_names_statuses_and_amounts_unchanged(env: dict) -> None:
             for field in ("arguments", "response"):
                 if s_in[field]:
                     assert amount.findall(s_in[field]) == amount.findall(s_out[field])
+
+
+def test_each_users_own_first_and_last_name_is_gone_from_their_run(env: dict) -> None:
+    rows = env["result"].table.to_pylist()
+    for user, row in zip(env["users"], rows, strict=True):
+        text = orjson.dumps(row, default=str).decode()
+        for part in (user["name"]["first_name"], user["name"]["last_name"]):
+            assert not re.search(rf"(?<![A-Za-z]){re.escape(part)}(?![A-Za-z])", text), (
+                f"{env['name']}: a name part of the run's user survived"
+            )

@@ -52,3 +52,19 @@ def test_value_pools_are_deterministic_per_seed() -> None:
     assert a.en_names == b.en_names and a.zh_addresses == b.zh_addresses
     assert a.api_keys == b.api_keys and a.cn_ids == b.cn_ids
     assert a.en_names != c.en_names
+
+
+def test_compiled_templates_equal_the_reference_fill() -> None:
+    import random
+
+    from golden_distill.datasets.synthetic.catalogue import TOOLS
+    from golden_distill.datasets.synthetic.pii import PiiPools
+    from golden_distill.datasets.synthetic.slots import compile_template, draw_slots, fill
+
+    pools = PiiPools(3, size=32)
+    for lang in ("en", "zh"):
+        slots = draw_slots(random.Random(4), pools, lang)
+        slots["amount"], slots["amount_read"], slots["topic"] = 12.5, 20000.0, "bulk bearings"
+        for tool in TOOLS.values():
+            for template in (tool.args, tool.response):
+                assert compile_template(template)(slots) == fill(template, slots)
