@@ -107,12 +107,12 @@ def main() -> None:
         sys.executable, "-m", "golden_distill.flows.cli", "run", "--config", str(config),
         "--source", str(corpus), "--format", "native", "--store", str(store), "--set", "bench",
     ]  # fmt: skip
-    cmd_force = [*cmd, "--force"]
 
     first_s, first_rss, out = timed_run(cmd, env)
     manifest = published_manifest(store, out)
     stats = manifest.get("stats", {})
-    rerun_s, rerun_rss, _ = timed_run(cmd_force, env)
+    rerun_s, rerun_rss, rerun_out = timed_run(cmd, env)  # nothing changed: all from cache
+    assert "not republished" in rerun_out, "the rerun should find nothing changed"
 
     stages = stats.get("stage_seconds", {})
     flow_s = sum(stages.values())

@@ -82,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    version, report = outcome
+    version, report, reused = outcome
+    if reused:
+        print("nothing changed since the last demo run: the published version is reused")
     print(f"published version: {version}")
     print(f"store: {base / 'golden-store'}")
     print(f"report: {report}")

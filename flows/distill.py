@@ -27,9 +27,9 @@ from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.runners import is_process_based, make_shard_runner, workers_share_api
 from golden_distill.flows.source_files import Shard, discover_shards
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
-from golden_distill.flows.tasks.publish import publish_set
+from golden_distill.flows.tasks.publish import inputs_sha256, publish_set
 from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
-from golden_distill.flows.tasks.select import Selection, select_cases
+from golden_distill.flows.tasks.select import Selection, select_cases, selection_cache_key
 from golden_distill.flows.tasks.shard import outputs_present, process_shard
 from golden_distill.flows.workdir import prune
 
@@ -247,7 +247,7 @@ def distill(params: DistillParams) -> str:
 
     t0 = time.perf_counter()
     try:
-        shards = discover_shards(resolved.sources)
+        shards = discover_shards(resolved.sources, memo=resolved.work_dir / "fingerprints.json")
     except Exception as exc:
         raise StageError("discover", describe(exc)) from exc
     jobs = _plan(resolved, shards)
@@ -263,7 +263,10 @@ def distill(params: DistillParams) -> str:
         logger.info("%d of %d shard(s) reused from cache", cached, len(jobs))
 
         t0 = time.perf_counter()
-        selection = select_cases(results, resolved.config)
+        select_key = selection_cache_key([r.cache_key for r in results], resolved.config)
+        selection = select_cases.with_options(result_storage=run.results_dir())(
+            results, resolved.config, cache_key=select_key
+        )
         timings["select+dedup"] = time.perf_counter() - t0
         progress.emit("selected", selected=selection.selected_count)
 
@@ -279,16 +282,25 @@ def distill(params: DistillParams) -> str:
             run.retry_backoff_seconds * 2**i for i in range(max(1, run.storage_retries))
         ],
     )
+    inputs = inputs_sha256(resolved, select_key, redacted, key_id)
     outcome = publish(
-        resolved, results, redacted, selection, timings, key_id, (cached, redact_cached)
+        resolved, results, redacted, selection, timings, key_id, (cached, redact_cached), inputs
     )
     timings["publish"] = time.perf_counter() - t0
-    progress.emit("published", version=outcome.version, report=outcome.report_path)
-    logger.info("published %s@%s", resolved.set_name, outcome.version)
+    progress.emit(
+        "published", version=outcome.version, report=outcome.report_path, reused=outcome.reused
+    )
+    if outcome.reused:
+        logger.info(
+            "nothing changed since %s@%s: not republished", resolved.set_name, outcome.version
+        )
+    else:
+        logger.info("published %s@%s", resolved.set_name, outcome.version)
     if run.prune_work_dir:
         keep_dirs = {Path(job.out_dir).name for job in jobs}
         keep_dirs |= {Path(r.redacted_path).parent.name for r in redacted}
         keep_keys = {job.cache_key for job in jobs if job.cache_key}
+        keep_keys |= {select_key} if select_key else set()
         keep_keys |= {r.cache_key for r in redacted if r.cache_key}
         removed = prune(resolved.work_dir / "shards", run.results_dir(), keep_dirs, keep_keys)
         logger.info("work dir: removed %d stale folder(s)/result(s)", removed)

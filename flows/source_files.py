@@ -13,6 +13,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 #: File names a folder source contributes (anything else, e.g. `_truth.json`, is ignored).
 RECORDING_SUFFIXES = (
     ".jsonl",
@@ -92,15 +94,33 @@ def file_fingerprint(path: Path, chunk: int = 4 << 20) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def discover_shards(sources: list[str]) -> list[Shard]:
-    """Expand sources and fingerprint every file."""
-    shards = []
+def discover_shards(sources: list[str], memo: Path | None = None) -> list[Shard]:
+    """Expand sources and fingerprint every file.
+
+    ``memo`` (a JSON file in the work folder) remembers each file's sha256 with its size,
+    mtime (ns) and inode, so an unchanged file is not read again just to be recognised; any
+    change to those re-hashes it.
+    """
+    known: dict[str, list] = {}
+    if memo is not None and memo.exists():
+        try:
+            known = orjson.loads(memo.read_bytes())
+        except orjson.JSONDecodeError:
+            known = {}
+    shards, seen = [], {}
     for uri in expand_sources(sources):
         if uri.startswith(URL_PREFIXES):
             shards.append(Shard(uri=uri, fingerprint=None))
-        else:
-            path = Path(uri)
-            shards.append(
-                Shard(uri=uri, fingerprint=file_fingerprint(path), size=path.stat().st_size)
-            )
+            continue
+        st = Path(uri).stat()
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+        entry = known.get(uri)
+        sha = entry[3] if entry and entry[:3] == stamp else file_fingerprint(Path(uri))
+        seen[uri] = [*stamp, sha]
+        shards.append(Shard(uri=uri, fingerprint=sha, size=st.st_size))
+    if memo is not None and any(known.get(k) != v for k, v in seen.items()):
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_suffix(".tmp")
+        tmp.write_bytes(orjson.dumps({**known, **seen}))
+        tmp.replace(memo)
     return shards

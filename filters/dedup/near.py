@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.random_projection import SparseRandomProjection
+from threadpoolctl import threadpool_limits
 
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.features import RunFeatures
@@ -130,7 +131,10 @@ def partitions(combined: sp.csr_matrix, cfg: DedupConfig, seed: int) -> np.ndarr
     norms = np.linalg.norm(dense, axis=1, keepdims=True)
     dense /= np.where(norms == 0, 1.0, norms)
     model = MiniBatchKMeans(n_clusters=k, n_init=3, batch_size=2048, random_state=seed)
-    return model.fit_predict(dense)
+    # one thread: these fits are small, and OpenMP threads spinning on a busy machine (the
+    # flow's shard workers, other jobs) made them up to 10x slower in the benchmark
+    with threadpool_limits(limits=1):
+        return model.fit_predict(dense)
 
 
 def _large_group(

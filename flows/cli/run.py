@@ -138,13 +138,15 @@ def run_command(
         detail = stage_error.detail if stage_error else describe(outcome)
         typer.echo(f"golden run failed in stage '{stage}': {detail}", err=True)
         raise typer.Exit(1)
-    version, report = outcome
+    version, report, reused = outcome
+    if reused:
+        typer.echo("nothing changed since the latest version: not republished")
     typer.echo(f"published version: {version}")
     typer.echo(f"report: {report}")
 
 
-def execute(params: Any, *, verbose: bool = False) -> tuple[str, str] | BaseException:
-    """Run the flow with a progress display; the (version, report) pair or the exception."""
+def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | BaseException:
+    """Run the flow with a progress display: (version, report path, reused) or the exception."""
     from golden_distill.flows import progress
     from golden_distill.flows.distill import run_distill
 
@@ -157,7 +159,8 @@ def execute(params: Any, *, verbose: bool = False) -> tuple[str, str] | BaseExce
         display.stop()
         return exc
     display.stop()
-    return version, str(display.published.get("report", ""))
+    published = display.published
+    return version, str(published.get("report", "")), bool(published.get("reused"))
 
 
 def register(app: typer.Typer) -> None:

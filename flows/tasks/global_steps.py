@@ -142,6 +142,36 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
     return parent.version, set(ids)
 
 
+def latest_made_from(resolved: ResolvedRun, inputs_sha256: str | None) -> tuple[str, dict] | None:
+    """The `latest` version when it was made from exactly these inputs (same shard results,
+    selection, key, config and code), with its manifest stats; None otherwise."""
+    if inputs_sha256 is None:
+        return None
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+
+    try:
+        latest = open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@latest",
+            storage_options=resolved.config.publish.storage_options or None,
+        )
+    except (VersionNotFound, FileNotFoundError):
+        return None
+    stats = latest.manifest.get("stats") or {}
+    if stats.get("inputs_sha256") != inputs_sha256:
+        return None
+    return latest.version, stats
+
+
+def version_location(resolved: ResolvedRun, version: str) -> str:
+    """Where a version's report is, for a store URL or a local folder."""
+    base = resolved.store_url.rstrip("/")
+    if "://" in base and not base.startswith("file://"):
+        return f"{base}/{resolved.set_name}/versions/{version}/report.html"
+    root = Path(base.removeprefix("file://")).resolve()
+    return str(root / resolved.set_name / "versions" / version / "report.html")
+
+
 def publish(
     resolved: ResolvedRun,
     table: pl.DataFrame,

@@ -6,6 +6,7 @@ publishing is atomic and idempotent on the store's side, so a retry never leaves
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +38,7 @@ class PublishOutcome:
     version: str
     report_path: str
     stats: dict[str, Any]
+    reused: bool = False  # nothing changed: the latest version is this run's result
 
 
 def build_stats(
@@ -80,8 +82,15 @@ def _run_publish(
     timings: dict[str, float],
     key_id: str | None,
     cached: tuple[int, int],
+    inputs: str | None,
 ) -> PublishOutcome:
     started = time.perf_counter()
+    same = None if resolved.params.force else global_steps.latest_made_from(resolved, inputs)
+    if same is not None:  # nothing changed since the latest version: it is this run's result
+        version, stats = same
+        report_path = global_steps.version_location(resolved, version)
+        _artifacts(resolved, version, report_path, {**stats, "shards_cached": cached[0]})
+        return PublishOutcome(version=version, report_path=report_path, stats=stats, reused=True)
     try:
         table = global_steps.gather_cases(
             [r.redacted_path for r in redacted], selection.representatives
@@ -90,6 +99,7 @@ def _run_publish(
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from exc
     try:
         stats = build_stats(resolved, results, redacted, selection, table, timings, cached)
+        stats["inputs_sha256"] = inputs
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from exc
@@ -142,6 +152,29 @@ def publish_set(
     timings: dict[str, float],
     key_id: str | None,
     cached: tuple[int, int] = (0, 0),
+    inputs: str | None = None,
 ) -> PublishOutcome:
-    """Publish the selected cases as a new immutable version; return its id and report path."""
-    return _run_publish(resolved, results, redacted, selection, timings, key_id, cached)
+    """Publish the selected cases as a new immutable version; return its id and report path.
+
+    ``inputs`` fingerprints everything the version is made of (see ``inputs_sha256``); when
+    the latest version was made from the same inputs, it is returned instead (unless force).
+    """
+    return _run_publish(resolved, results, redacted, selection, timings, key_id, cached, inputs)
+
+
+def inputs_sha256(
+    resolved: ResolvedRun,
+    select_key: str | None,
+    redacted: list[RedactResult],
+    key_id: str | None,
+) -> str | None:
+    """A version's content is a function of these: equal fingerprints, equal versions."""
+    keys = [r.cache_key for r in redacted]
+    if select_key is None or any(k is None for k in keys):
+        return None
+    digest = hashlib.sha256(select_key.encode())
+    digest.update(config_sha256(resolved.config).encode())
+    digest.update(f"{resolved.set_name}\x1f{key_id or '-'}\x1f{pipeline_version()}".encode())
+    for key in sorted(k for k in keys if k):
+        digest.update(key.encode())
+    return digest.hexdigest()

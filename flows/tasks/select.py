@@ -6,13 +6,14 @@ signatures; whole cases stay in the shard files until the redact task reads the 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 from prefect import task
-from prefect.cache_policies import NO_CACHE
 
+from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.tasks import global_steps
@@ -41,9 +42,29 @@ class Selection:
         )
 
 
-@task(name="select-and-dedup", cache_policy=NO_CACHE, persist_result=False)
-def select_cases(results: list[ShardResult], config: PipelineConfig) -> Selection:
-    """Apply quotas to the union of shard candidates, then cluster and pick representatives."""
+def selection_cache_key(shard_keys: list[str | None], config: PipelineConfig) -> str | None:
+    """Same shard results + same funnel/dedup config + same code = the same selection."""
+    if not shard_keys or any(k is None for k in shard_keys):
+        return None
+    digest = hashlib.sha256(pipeline_version().encode())
+    digest.update(config.model_dump_json(include={"funnels", "dedup"}).encode())
+    for key in sorted(k for k in shard_keys if k):
+        digest.update(key.encode())
+    return digest.hexdigest()
+
+
+def _select_cache_key(context: object, parameters: dict[str, Any]) -> str | None:
+    return parameters.get("cache_key")
+
+
+@task(name="select-and-dedup", cache_key_fn=_select_cache_key, persist_result=True)
+def select_cases(
+    results: list[ShardResult], config: PipelineConfig, cache_key: str | None = None
+) -> Selection:
+    """Apply quotas to the union of shard candidates, then cluster and pick representatives.
+
+    Cached under ``cache_key`` (see ``selection_cache_key``): a rerun over unchanged shards
+    skips the global dedup too."""
     try:
         decisions = global_steps.load_decisions(results)
         kept, quota_stats = global_steps.apply_quotas(decisions, config)

@@ -94,6 +94,27 @@ def test_fingerprint_follows_content_not_name_or_time(tmp_path: Path):
     assert discover_shards([str(a)])[0].fingerprint != first
 
 
+def test_fingerprint_memo_rehashes_only_changed_files(tmp_path: Path, monkeypatch):
+    import golden_distill.flows.source_files as source_files
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("1\n")
+    b.write_text("2\n")
+    memo = tmp_path / "work" / "fingerprints.json"
+    first = discover_shards([str(a), str(b)], memo=memo)
+    hashed: list[str] = []
+    real = source_files.file_fingerprint
+    monkeypatch.setattr(
+        source_files, "file_fingerprint", lambda p: hashed.append(p.name) or real(p)
+    )
+    assert discover_shards([str(a), str(b)], memo=memo) == first
+    assert hashed == []  # nothing changed: nothing read
+    b.write_text("22\n")
+    again = discover_shards([str(a), str(b)], memo=memo)
+    assert hashed == ["b.jsonl"]
+    assert again[0] == first[0] and again[1].fingerprint != first[1].fingerprint
+
+
 def test_database_urls_are_uncached_shards_shown_without_credentials():
     shards = discover_shards(["postgresql://bob:secret@db.internal:5432/rec"])
     assert shards[0].fingerprint is None

@@ -77,3 +77,20 @@ def test_arguments_shape_handles_missing_and_broken_json():
 def test_step_token_marks_writes_and_status():
     assert step_token("erp_cancel_order", "error", True) == "erp_cancel_order:error:W"
     assert step_token("erp_get_order", None, None) == "erp_get_order:ok:R"
+
+
+@pytest.mark.parametrize("ngram_range", [(1, 1), (1, 2), (2, 3)])
+def test_word_ngram_analyzer_matches_scikit_learns(ngram_range):
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    from golden_distill.filters.dedup.features import WordNgrams
+
+    texts = [
+        normalise_text(t, KINDS)
+        for t in ("Please refund order ORD-1 for Aaron, it arrived damaged", "请 取消订单", "", "a")
+    ]
+    ours = HashingVectorizer(analyzer=WordNgrams(ngram_range), alternate_sign=False)
+    theirs = HashingVectorizer(
+        token_pattern=r"(?u)\b\w+\b", ngram_range=ngram_range, lowercase=False, alternate_sign=False
+    )
+    assert (ours.transform(texts) != theirs.transform(texts)).nnz == 0
