@@ -26,7 +26,13 @@ def _generate(out: str, sessions: int, compress: str, queue: Any) -> None:
     started = time.perf_counter()
     cpu = time.process_time()
     summary = generate_corpus(
-        Path(out), sessions=sessions, seed=1, shards=4, compress=compress, oversized_limit=1 << 20
+        Path(out),
+        sessions=sessions,
+        seed=1,
+        shards=4,
+        compress=compress,
+        oversized_limit=1 << 20,
+        jobs=2,
     )
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the worker processes, joined
     queue.put(

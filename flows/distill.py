@@ -24,7 +24,7 @@ from golden_distill.flows import progress
 from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
 from golden_distill.flows.errors import StageError, describe, retry_if_transient
 from golden_distill.flows.params import DistillParams, ResolvedRun
-from golden_distill.flows.runners import is_process_based, make_shard_runner, workers_share_api
+from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.source_files import Shard, discover_shards
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
 from golden_distill.flows.tasks.publish import inputs_sha256, publish_set
@@ -109,10 +109,18 @@ def _with_retries(task: Any, resolved: ResolvedRun, refresh: bool = False) -> An
 
 
 def _map(
-    runner: Any, resolved: ResolvedRun, task: Any, jobs: list[Any], event: str, stage: str
+    runners: ShardRunners,
+    resolved: ResolvedRun,
+    task: Any,
+    jobs: list[Any],
+    event: str,
+    stage: str,
 ) -> tuple[dict[int, Any], int]:
     """Submit ``task`` for every job, report each as it ends; results by index, cache hits."""
     logger = get_run_logger()
+    runner = runners.pick(
+        likely_cached([job.cache_key for job in jobs], resolved.config.run.results_dir())
+    )
     results: dict[int, Any] = {}
     cached = 0
     counted = 0
@@ -202,7 +210,7 @@ MAX_REDACTION_ROUNDS = 4
 
 
 def _redact_selection(
-    runner: Any,
+    runner: ShardRunners,
     resolved: ResolvedRun,
     results: list[ShardResult],
     selection: Selection,
@@ -255,7 +263,7 @@ def distill(params: DistillParams) -> str:
     logger.info("%d shard(s) to process", len(jobs))
     progress.emit("shards_planned", total=len(jobs))
 
-    with workers_share_api(is_process_based(run)), make_shard_runner(run) as runner:
+    with ShardRunners(run) as runner:
         t0 = time.perf_counter()
         found, cached = _map(runner, resolved, process_shard, jobs, "shard_done", "shard")
         results = [found[i] for i in sorted(found)]

@@ -7,7 +7,16 @@ type is kept; its message is kept too because every module in this project follo
 from __future__ import annotations
 
 #: The stages of one run, in order; `golden run` prints the failing one.
-STAGES = ("validate", "discover", "shard", "select", "dedup", "publish", "report")
+STAGES = (
+    "validate",  # parameters, config file, pseudonym key
+    "discover",  # sources -> shard files
+    "shard",  # a shard task as a whole (read, funnels, dedup, write name the step inside it)
+    "select",  # global quotas
+    "dedup",  # global clustering
+    "redact",  # redaction of the chosen cases
+    "publish",
+    "report",
+)
 
 
 class StageError(RuntimeError):

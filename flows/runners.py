@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
@@ -82,3 +83,42 @@ def make_shard_runner(run: FlowConfig) -> TaskRunner:
     if run.task_runner == "process":
         return ProcessPoolTaskRunner(max_workers=run.max_parallel_shards)
     return ThreadPoolTaskRunner(max_workers=run.max_parallel_shards)
+
+
+class ShardRunners:
+    """The runners of one flow run's per-shard tasks, started only when needed.
+
+    A phase whose tasks are all cached (their result files exist) runs on a thread pool in the
+    flow's process: Prefect still checks each cache entry and records a Cached task run, but no
+    worker process or Dask cluster is started just to read results back. The configured runner
+    starts on the first phase with real work, once, and serves every later phase.
+    """
+
+    def __init__(self, run: FlowConfig) -> None:
+        self.run = run
+        self._stack = ExitStack()
+        self._light: TaskRunner | None = None
+        self._heavy: TaskRunner | None = None
+
+    def __enter__(self) -> ShardRunners:
+        self._stack.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> bool | None:
+        return self._stack.__exit__(*exc)  # type: ignore[arg-type]
+
+    def pick(self, likely_cached: bool) -> TaskRunner:
+        if likely_cached or self.run.task_runner == "thread":
+            if self._light is None:
+                pool = ThreadPoolTaskRunner(max_workers=self.run.max_parallel_shards)
+                self._light = self._stack.enter_context(pool)
+            return self._light
+        if self._heavy is None:
+            self._stack.enter_context(workers_share_api(is_process_based(self.run)))
+            self._heavy = self._stack.enter_context(make_shard_runner(self.run))
+        return self._heavy
+
+
+def likely_cached(keys: list[str | None], results_dir: Path) -> bool:
+    """True when every task has a cache key whose result file exists (Prefect still decides)."""
+    return bool(keys) and all(k is not None and (results_dir / k).exists() for k in keys)

@@ -1,7 +1,7 @@
 """``generate_corpus``: a deterministic synthetic corpus of native recordings with its truth.
 
 The corpus is cut into independent shards (``shard_job.py``), generated in ``jobs`` worker
-processes (one per core by default) or in this process when ``jobs`` is 1; the files are the
+processes (``jobs`` > 1) or in this process (the default, ``jobs=1``); the files are the
 same bytes either way. Each shard streams its records to its file and its truth part to disk, so
 memory is bounded by the family pool and the compressor buffers, whatever ``sessions`` is.
 Broken lines are spread over the shards; truncated streams end the last shards (or, without
@@ -11,7 +11,6 @@ compression, one extra ``.gz`` shard holding only the cut line).
 from __future__ import annotations
 
 import multiprocessing
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from golden_distill.datasets.synthetic.shard_job import (
 from golden_distill.datasets.synthetic.truth import write_truth
 
 GENERATOR_VERSION = "2"
-#: Below this many sessions the default is to generate in-process (jobs=1).
+#: From this many sessions `golden generate` uses one worker per core unless told otherwise.
 PARALLEL_FROM_SESSIONS = 20_000
 
 
@@ -82,13 +81,14 @@ def plan_jobs(out_dir: Path, *, sessions: int, seed: int, shards: int, compress:
 def generate_corpus(out_dir: Path, *, sessions: int, seed: int, shards: int = 1,
                     compress: str | None = None, broken_per_kind: int = 3,
                     oversized_limit: int | None = None,
-                    jobs: int | None = None) -> GenerateSummary:  # fmt: skip
+                    jobs: int = 1) -> GenerateSummary:  # fmt: skip
     """Write ``recordings-NNNN.jsonl[.gz|.zst]`` shards and the truth files into ``out_dir``.
 
     ``oversized_limit`` is the line size the planted oversized lines just exceed (default: the
     ingest default ``max_line_bytes``); ingest tests pass the truth's ``oversized_line_limit``.
-    ``jobs`` is the number of worker processes (default: one per core, at most one per shard,
-    for corpora of ``PARALLEL_FROM_SESSIONS`` sessions or more; in-process below that).
+    ``jobs`` > 1 generates shards in that many worker processes (spawned: a calling script
+    needs the ``if __name__ == "__main__"`` guard); the default 1 runs in this process, which is
+    safe anywhere (inside flows, workers, tests). The bytes are the same either way.
     """
     if sessions < 1 or shards < 1 or broken_per_kind < 0:
         raise ValueError("sessions and shards must be >= 1, broken_per_kind >= 0")
@@ -105,9 +105,7 @@ def generate_corpus(out_dir: Path, *, sessions: int, seed: int, shards: int = 1,
     _clean(out_dir)
     planned = plan_jobs(out_dir, sessions=sessions, seed=seed, shards=shards, compress=compress,
                         broken_per_kind=broken_per_kind, limit=limit)  # fmt: skip
-    if jobs is None:  # worker start-up (imports, value pools) only pays off on big corpora
-        jobs = (os.cpu_count() or 1) if sessions >= PARALLEL_FROM_SESSIONS else 1
-    workers = min(jobs, len(planned))
+    workers = min(jobs or 1, len(planned))
     states: list[dict[str, Any]]
     if workers <= 1:
         states = [run_shard(job) for job in planned]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -90,7 +91,10 @@ def generate_command(
     from rich.console import Console
 
     from golden_distill.datasets.synthetic import generate_corpus
+    from golden_distill.datasets.synthetic.generate import PARALLEL_FROM_SESSIONS
 
+    if jobs is None:  # worker start-up (imports, value pools) only pays off on big corpora
+        jobs = (os.cpu_count() or 1) if sessions >= PARALLEL_FROM_SESSIONS else 1
     try:
         summary = generate_corpus(
             out,

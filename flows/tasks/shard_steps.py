@@ -1,7 +1,8 @@
 """The per-shard steps, each a thin call into the library that owns the decision.
 
-read (datasets.ingest) -> time window -> funnels (filters) -> redact (redaction) -> signatures
-(filters.dedup). Each returns a table plus counts; nothing here decides what a case is worth.
+Shard task: read (datasets.ingest) -> time window -> funnel scores (filters) -> dedup signatures
+(filters.dedup). Redact task: redact (redaction) the chosen cases. Each step returns a table
+plus counts; nothing here decides what a case is worth.
 """
 
 from __future__ import annotations

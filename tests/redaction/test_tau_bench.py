@@ -21,7 +21,7 @@ from golden_distill.redaction.pseudonym import key_pseudonym
 from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.shard import redact_table
 
-REAL = Path("/work/shared/realdata")
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 RUNS = {
     "airline": REAL / "tau-bench/historical_trajectories/gpt-4o-airline.json",
     "retail": REAL / "tau-bench__avaljotsingh/final_results/"
@@ -29,10 +29,6 @@ RUNS = {
 }
 SECRET = b"tau-bench-test-key-" + b"q" * 32
 N_RUNS = 60
-
-pytestmark = pytest.mark.skipif(
-    not all(p.exists() for p in RUNS.values()), reason="shared tau-bench data not mounted"
-)
 
 
 @pytest.fixture(scope="module", params=sorted(RUNS))

@@ -6,9 +6,9 @@ chat adapter and of dedup's own normalisation: the sequence of (tool name, reply
 
 tau-bench's users are simulated by an LLM that words the same instruction differently on every
 trial, so the first user messages of one task are further apart than the templated requests the
-default (complete linkage at 0.35) is tuned for; the test uses the profile docs/dedup.md
-recommends for free-form conversational traffic (average linkage at 0.55). Different paths must
-stay apart under any profile and threshold, the default included.
+default (complete linkage at 0.35) is tuned for; the test uses the shipped chat profile
+configs/tau-bench.yaml (average linkage at 0.55), as a user reading these runs would. Different
+paths must stay apart under any profile and threshold, the default included.
 """
 
 from __future__ import annotations
@@ -22,10 +22,15 @@ import pytest
 
 from golden_distill.datasets.ingest import ingest
 from golden_distill.filters.dedup import DedupConfig, cluster, signatures
+from golden_distill.flows.config import load_pipeline_config
 
-AIRLINE = Path("/work/shared/realdata/tau-bench/historical_trajectories/gpt-4o-airline.json")
-#: The profile docs/dedup.md recommends for free-form conversational traffic.
-CONVERSATIONAL = DedupConfig(distance_threshold=0.55, linkage="average")
+#: ../shared beside the checkout (as in CI, which clones elsewhere with shared/ beside it).
+REAL = Path(__file__).resolve().parents[3].parent / "shared" / "realdata"
+AIRLINE = REAL / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
+#: The shipped profile for free-form chat transcripts (configs/tau-bench.yaml).
+CONVERSATIONAL = load_pipeline_config(
+    Path(__file__).resolve().parents[3] / "configs" / "tau-bench.yaml"
+).dedup
 
 
 def _raw_paths() -> dict[str, tuple[int, tuple[tuple[str, bool], ...]]]:
