@@ -8,16 +8,23 @@ the same run and on the same file:
 
 * baseline: a plain loop of ``orjson.loads`` per line with a trivial filter (``recordId`` set);
 * reader: ``NativeAdapter.read_batches`` (parse, validate, convert, canonical hash, Arrow batches);
-* ingest: ``ingest()`` end to end (the reader plus Parquet shards, quarantine and summary).
+* ingest: ``ingest()`` end to end (the reader plus Parquet shards, quarantine and summary);
+* reader xN: the same reader on line-aligned byte ranges of the same file in ``--jobs`` spawned
+  worker processes (``ingest_parallel``: planning, newline counts, worker start-up included);
+* ingest xN: ``ingest(..., jobs=N)`` end to end.
 
-Each timing is the best of ``--repeat`` runs (the machine may be shared). Prints MB/s of each and
-the reader/baseline ratio (target >= 0.5x), then the peak RSS of ``ingest()`` in a fresh process
-on the first tenth of the file (1x) and on all of it (10x): it should stay roughly flat.
+Each timing is the best of ``--repeat`` runs (the machine may be shared). Prints MB/s of each,
+CPU seconds (this process plus its finished workers) and the ratios to the baseline (target for
+the reader >= 0.5x), then the peak RSS of ``ingest()`` in a fresh process on the first tenth of
+the file (1x) and on all of it (10x), which should stay roughly flat, and the peak of the summed
+RSS of ``ingest(..., jobs=N)`` and its workers (sampled with psutil).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import resource
 import shutil
 import subprocess
@@ -87,12 +94,80 @@ def reader(path: Path) -> tuple[float, int]:
     return time.perf_counter() - started, stats.cases
 
 
-def ingest_once(path: Path, out: Path) -> tuple[float, int]:
+def ingest_once(path: Path, out: Path, jobs: int = 1) -> tuple[float, int]:
     from golden_distill.datasets.ingest import ingest
 
     started = time.perf_counter()
-    summary = ingest([str(path)], out, overwrite=True)
+    summary = ingest([str(path)], out, overwrite=True, jobs=jobs)
     return time.perf_counter() - started, summary.cases_written
+
+
+class _Discard:
+    """A shard writer that keeps nothing (the parallel reader figure writes no files)."""
+
+    def write_batch(self, batch: object) -> None:
+        pass
+
+
+def reader_unit(unit: object) -> int:
+    """Cases the native reader makes of one byte range (runs in a spawned worker)."""
+    from golden_distill.datasets.ingest_parallel import _read_range
+    from golden_distill.datasets.quarantine import Quarantine
+    from golden_distill.datasets.sources.base import ReadStats
+    from golden_distill.datasets.sources.config import IngestConfig
+
+    stats = ReadStats()
+    quarantine = Quarantine()
+    _read_range(unit, IngestConfig(), _Discard(), quarantine, stats)  # type: ignore[arg-type]
+    return stats.cases
+
+
+def parallel_reader(path: Path, jobs: int) -> tuple[float, int]:
+    """Seconds and cases for the reader on ``jobs`` processes, ranges as ingest plans them."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from golden_distill.datasets import ingest_parallel as par
+
+    started = time.perf_counter()
+    units = par.plan_units([(str(path), "native", None)], jobs)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        units = par._number_lines(pool, units)
+        cases = sum(pool.map(reader_unit, units))
+    return time.perf_counter() - started, cases
+
+
+def _cpu_now() -> float:
+    """CPU seconds of this process and of its children that have finished."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def summed_peak_rss_mb(path: Path, out: Path, jobs: int) -> float:
+    """Peak of the summed RSS (MB) of a fresh ``ingest(jobs=...)`` process and its workers."""
+    import psutil
+
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from golden_distill.datasets.ingest import ingest\n"
+        "if __name__ == '__main__':\n"
+        "    ingest([sys.argv[1]], Path(sys.argv[2]), overwrite=True, jobs=int(sys.argv[3]))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path), str(out), str(jobs)])
+    watched = psutil.Process(proc.pid)
+    peak = 0
+    while proc.poll() is None:
+        total = 0
+        with contextlib.suppress(psutil.Error):
+            for p in [watched, *watched.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    total += p.memory_info().rss
+        peak = max(peak, total)
+        time.sleep(0.1)
+    if proc.returncode:
+        raise RuntimeError(f"ingest with jobs={jobs} failed ({proc.returncode})")
+    return peak / 1e6
 
 
 def peak_rss_mb(path: Path, out: Path) -> float:
@@ -119,6 +194,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=200_000, help="sessions to generate")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=2, help="timings per contender (best)")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes of the xN figures")
     args = parser.parse_args()
 
     path = corpus_file(args.sessions, args.seed)
@@ -131,26 +207,37 @@ def main() -> None:
                 ("baseline", lambda: baseline(path)),
                 ("reader", lambda: reader(path)),
                 ("ingest", lambda: ingest_once(path, work / "out")),
+                (f"reader x{args.jobs}", lambda: parallel_reader(path, args.jobs)),
+                (f"ingest x{args.jobs}", lambda: ingest_once(path, work / "out", args.jobs)),
             ):
-                cpu_start = time.process_time()
+                cpu_start = _cpu_now()
                 seconds, count = run()
-                cpu = time.process_time() - cpu_start
+                cpu = _cpu_now() - cpu_start
                 if name not in best or seconds < best[name][0]:
                     best[name] = (seconds, cpu, count)
         base_s, base_cpu = best["baseline"][0], best["baseline"][1]
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"\ninput: {path.name}, {size_mb:,.1f} MB, {args.sessions:,} sessions")
+        print(f"cores: {os.cpu_count()}, load average at the end (1/5/15 min): {load}")
         print(
-            f"{'contender':<10} {'wall s':>8} {'cpu s':>8} {'MB/s':>8} {'records':>10} "
+            f"{'contender':<11} {'wall s':>8} {'cpu s':>8} {'MB/s':>8} {'records':>10} "
             f"{'vs baseline':>12} {'(cpu)':>7}"
         )
         for name, (seconds, cpu, count) in best.items():
             print(
-                f"{name:<10} {seconds:8.2f} {cpu:8.2f} {size_mb / seconds:8.1f} {count:10,} "
+                f"{name:<11} {seconds:8.2f} {cpu:8.2f} {size_mb / seconds:8.1f} {count:10,} "
                 f"{base_s / seconds:11.2f}x {base_cpu / cpu:6.2f}x"
             )
         ratio = base_s / best["reader"][0]
         verdict = "meets" if ratio >= TARGET_RATIO else "BELOW"
         print(f"reader/baseline = {ratio:.2f}x ({verdict} the {TARGET_RATIO}x target)")
+        par_ratio = base_s / best[f"reader x{args.jobs}"][0]
+        verdict = "meets" if par_ratio >= TARGET_RATIO else "BELOW"
+        print(
+            f"reader x{args.jobs}/baseline = {par_ratio:.2f}x wall ({verdict} the target; the "
+            f"baseline uses one core), speed-up over one reader "
+            f"{best['reader'][0] / best[f'reader x{args.jobs}'][0]:.2f}x"
+        )
 
         small = first_lines(path, 10)
         rss_1x = peak_rss_mb(small, work / "rss-1x")
@@ -158,6 +245,11 @@ def main() -> None:
         print(
             f"peak RSS of ingest(): 1x ({small.stat().st_size / 1e6:,.0f} MB) {rss_1x:,.0f} MB, "
             f"10x ({size_mb:,.0f} MB) {rss_10x:,.0f} MB, ratio {rss_10x / rss_1x:.2f}"
+        )
+        rss_par = summed_peak_rss_mb(path, work / "rss-par", args.jobs)
+        print(
+            f"peak summed RSS of ingest(jobs={args.jobs}) + workers, 10x: {rss_par:,.0f} MB "
+            "(psutil, sampled every 0.1 s)"
         )
         print(
             f"(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB)"

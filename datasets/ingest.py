@@ -9,6 +9,9 @@ and writes:
 * ``out_dir/summary.json``: records read, cases written, quarantined per reason, bytes, seconds,
   per source too, and the sources that could not be read at all.
 
+``jobs=N`` shares the work out to N worker processes (``ingest_parallel``): whole compressed or
+non-native files, and line-aligned byte ranges of large plain JSONL files; the output is the same.
+
 One unreadable source does not stop the others: it is reported in the summary (``failed``) and
 the caller decides the exit code. Nothing here logs or raises with record text.
 """
@@ -192,7 +195,8 @@ def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:
     cases = out_dir / CASES_DIR
     leftovers = [out_dir / QUARANTINE_FILE, out_dir / SUMMARY_FILE]
     old_shards = sorted(cases.glob("*.parquet*")) if cases.is_dir() else []
-    existing = [p for p in leftovers if p.exists()] + old_shards
+    parts = sorted(out_dir.glob("quarantine.part-*.jsonl")) if out_dir.is_dir() else []
+    existing = [p for p in leftovers if p.exists()] + old_shards + parts
     if existing and not overwrite:
         raise IngestError(
             f"{out_dir} already holds ingest output ({existing[0].name}); "
@@ -233,16 +237,51 @@ def ingest(
     config: IngestConfig | None = None,
     progress: Progress | None = None,
     overwrite: bool = False,
+    jobs: int = 1,
 ) -> IngestSummary:
-    """Read ``sources`` into canonical shards under ``out_dir``; see the module docstring."""
+    """Read ``sources`` into canonical shards under ``out_dir``; see the module docstring.
+
+    ``jobs`` > 1 reads with that many worker processes (``0``: one per core), see
+    ``ingest_parallel``: same cases, positions and quarantine, shards named
+    ``part-<unit>-NNNNN.parquet``. ``1`` (the default) reads in this process.
+    """
     if fmt is not None and fmt not in ADAPTERS:
         raise IngestError(f"unknown format {fmt!r}; known: {', '.join(ADAPTERS)}")
+    if jobs < 0:
+        raise IngestError(f"jobs must be >= 0 (0: one per core), not {jobs}")
     config = config or IngestConfig()
     out_dir = Path(out_dir)
     _prepare_out_dir(out_dir, overwrite)
+    started = time.perf_counter()
+    summary: IngestSummary | None = None
+    if jobs != 1:
+        from golden_distill.datasets.ingest_parallel import ingest_in_processes, resolve_jobs
+
+        workers = resolve_jobs(jobs)
+        if workers > 1:
+            summary = ingest_in_processes(
+                list(plan(sources, fmt)), out_dir, config, workers, progress
+            )
+    if summary is None:
+        summary = _ingest_here(sources, out_dir, fmt, config, progress)
+    (out_dir / QUARANTINE_FILE).touch()  # present (maybe empty) so readers need no special case
+    summary.seconds = time.perf_counter() - started
+    (out_dir / SUMMARY_FILE).write_bytes(
+        orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
+    )
+    return summary
+
+
+def _ingest_here(
+    sources: list[str],
+    out_dir: Path,
+    fmt: str | None,
+    config: IngestConfig,
+    progress: Progress | None,
+) -> IngestSummary:
+    """The single-process ingest: every source in turn, through one shard writer."""
     summary = IngestSummary(out_dir=out_dir)
     adapters: dict[str, SourceAdapter] = {}
-    started = time.perf_counter()
     done_records, done_bytes = 0, 0
 
     writer = ShardWriter(
@@ -285,13 +324,8 @@ def ingest(
             done_bytes += stats.bytes_read
             tick()
         summary.quarantined = dict(quarantine.counts)
-    (out_dir / QUARANTINE_FILE).touch()  # present (maybe empty) so readers need no special case
     summary.shards = list(writer.paths)
     summary.cases_written = writer.rows_written
     summary.records_read = done_records
     summary.bytes_read = done_bytes
-    summary.seconds = time.perf_counter() - started
-    (out_dir / SUMMARY_FILE).write_bytes(
-        orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
-    )
     return summary

@@ -1,11 +1,14 @@
 """The nightly `distill` flow: recordings in, one published golden-set version out.
 
-    validate params -> discover shards -> [per shard: read, funnels, redact, signatures]
-                    -> select (global quotas) -> dedup (global clusters) -> publish + report
+    validate params -> discover shards -> [per shard: read, window, funnels, signatures]
+        -> select (global quotas) -> dedup (global clusters, one representative each)
+        -> [per shard: redact the chosen cases; refused ones are replaced from their cluster]
+        -> publish + report (or: nothing changed, the latest version stands)
 
 Per-shard tasks are mapped over shards on the runner the config names (threads, a process pool
-or Dask) and are cached by shard content (see caching.py); the global steps see only small
-columns and signatures, then gather the chosen rows from the shard files to publish them.
+or Dask) and are cached (see caching.py); the global steps see only small columns and
+signatures. Redaction, by far the slowest step, runs last so it only sees cases that will be
+published.
 Run it with `golden run` (local, no server to install) or as the `nightly` deployment
 (prefect.yaml).
 """
@@ -41,17 +44,15 @@ def _validate(params: DistillParams) -> ResolvedRun:
         raise StageError("validate", describe(exc)) from exc
 
 
-def _key_id(resolved: ResolvedRun) -> str | None:
-    """The pseudonym key's id (part of the cache key: a new key must re-pseudonymise)."""
-    try:
-        from golden_distill.redaction.keys import resolve_key
-    except ImportError:  # redaction not installed: no key involved
-        return None
+def _key_id(resolved: ResolvedRun) -> str:
+    """The pseudonym key's id, resolved before any work (a missing key fails in `validate`);
+    part of the redaction cache key: a new key must re-pseudonymise."""
+    from golden_distill.redaction.keys import resolve_key
+
     red = resolved.config.redaction
     try:
         return resolve_key(
-            secret_block=getattr(red, "key_secret_block", None),
-            local_key_file=getattr(red, "local_key_file", None),
+            secret_block=red.key_secret_block, local_key_file=red.local_key_file
         ).key.key_id
     except Exception as exc:
         raise StageError("validate", describe(exc)) from exc

@@ -25,9 +25,13 @@ read, with file, line and reason) and `DIR/summary.json`, and prints the summary
 Quarantined records are counted, not fatal: the exit code is 0 unless a source could not be
 read at all (then 1; 2 for a bad command line or config).
 
+`--jobs N` reads with N worker processes (`--jobs 0`: one per core): whole compressed files,
+and line-aligned byte ranges of large plain `.jsonl` files, so one big file uses every core.
+The cases, their line numbers and the quarantine are the same as with one process.
+
 Example:
 
-    golden ingest recordings/2026-11-28/*.jsonl.zst --out work/ingest
+    golden ingest recordings/2026-11-28/*.jsonl.zst --out work/ingest --jobs 0
 """
 
 
@@ -98,6 +102,15 @@ def ingest_command(
     overwrite: Annotated[
         bool, typer.Option(help="Replace ingest output already in --out.")
     ] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Worker processes (0: one per core; 1: read in this process).",
+        ),
+    ] = 1,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the summary as JSON instead of a table.")
     ] = False,
@@ -132,10 +145,12 @@ def ingest_command(
             with display:
                 summary = ingest(
                     sources, out, fmt=fmt, config=ingest_config, progress=display,
-                    overwrite=overwrite,
+                    overwrite=overwrite, jobs=jobs,
                 )  # fmt: skip
         else:
-            summary = ingest(sources, out, fmt=fmt, config=ingest_config, overwrite=overwrite)
+            summary = ingest(
+                sources, out, fmt=fmt, config=ingest_config, overwrite=overwrite, jobs=jobs
+            )
     except IngestError as exc:
         err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None

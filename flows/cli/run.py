@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from datetime import datetime
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-HELP = """Run the whole pipeline once: read -> funnels -> redact -> dedup -> publish a version.
+HELP = """Run the whole pipeline once: read -> funnels -> quotas + dedup -> redact -> publish.
 
 Runs the `distill` Prefect flow in this process against a temporary local Prefect API (nothing
 to install or start). Shows shards done and cases selected so far; prints the published version
@@ -21,8 +22,9 @@ Example:
 
     golden run --config configs/nightly.yaml --source recordings/ --store ./store --set nightly
 
-Unchanged shards are reused from the cache (work dir `run.work_dir`); scale out with
-`--dask-address tcp://scheduler:8786`.
+Unchanged shards are reused from the cache (work dir `run.work_dir`); with nothing changed
+the latest version is reported instead of publishing a copy (`--force` publishes). Scale out
+with `--dask-address tcp://scheduler:8786`.
 """
 
 
@@ -30,6 +32,8 @@ def _quiet_prefect(verbose: bool) -> None:
     """Prefect's per-task lines would scroll over the progress line, and a failure is reported
     once, by stage, at the end: Prefect's own output only with --verbose."""
     if not verbose:
+        # worker processes (process pool, private Dask cluster) read it from the environment
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
         for name in ("prefect.flow_runs", "prefect.task_runs"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
         for name in ("prefect", "distributed"):
@@ -168,13 +172,13 @@ def _boot_api_in_background() -> threading.Thread | None:
 
 def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | BaseException:
     """Run the flow with a progress display: (version, report path, reused) or the exception."""
+    _quiet_prefect(verbose)
     booting = _boot_api_in_background()
     from golden_distill.flows import progress
     from golden_distill.flows.distill import run_distill
 
     if booting is not None:
         booting.join()
-    _quiet_prefect(verbose)
     display = _Display()
     try:
         with progress.listening(display):
