@@ -32,12 +32,13 @@ REPO = Path(__file__).resolve().parent.parent
 KEY = "bench-pseudonym-key-0123456789abcdef0123456789abcdef"
 
 
-def tree_rss(proc: psutil.Process) -> int:
-    total = 0
+def tree_rss(proc: psutil.Process) -> tuple[int, list[int]]:
+    """Total RSS of the process tree, and each process's (flow first, then children)."""
+    each = []
     for p in [proc, *proc.children(recursive=True)]:
         with contextlib.suppress(psutil.Error):
-            total += p.memory_info().rss
-    return total
+            each.append(p.memory_info().rss)
+    return sum(each), each
 
 
 def timed_run(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
@@ -47,11 +48,15 @@ def timed_run(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
         args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     proc = psutil.Process(child.pid)
-    peak = 0
+    peak, detail = 0, []
     while child.poll() is None:
         with contextlib.suppress(psutil.Error):
-            peak = max(peak, tree_rss(proc))
+            total, each = tree_rss(proc)
+            if total > peak:
+                peak, detail = total, each
         time.sleep(0.2)
+    shown = ", ".join(f"{b / 2**30:.2f}" for b in detail)
+    print(f"  peak RSS {peak / 2**30:.2f} GB = flow process + children: {shown} GB", flush=True)
     out, err = child.communicate()
     seconds = time.perf_counter() - started
     if child.returncode != 0:

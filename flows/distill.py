@@ -270,6 +270,8 @@ def distill(params: DistillParams) -> str:
         results = [found[i] for i in sorted(found)]
         timings["shards"] = time.perf_counter() - t0
         logger.info("%d of %d shard(s) reused from cache", cached, len(jobs))
+        if not run.dask_address:
+            runner.release()  # free the workers' memory for the global step
 
         t0 = time.perf_counter()
         select_key = selection_cache_key([r.cache_key for r in results], resolved.config)

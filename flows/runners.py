@@ -91,12 +91,14 @@ class ShardRunners:
     A phase whose tasks are all cached (their result files exist) runs on a thread pool in the
     flow's process: Prefect still checks each cache entry and records a Cached task run, but no
     worker process or Dask cluster is started just to read results back. The configured runner
-    starts on the first phase with real work, once, and serves every later phase.
+    starts on the first phase with real work; ``release()`` stops local workers between phases
+    so their memory is free while the flow's process runs the global step.
     """
 
     def __init__(self, run: FlowConfig) -> None:
         self.run = run
         self._stack = ExitStack()
+        self._heavy_stack = ExitStack()
         self._light: TaskRunner | None = None
         self._heavy: TaskRunner | None = None
 
@@ -105,6 +107,7 @@ class ShardRunners:
         return self
 
     def __exit__(self, *exc: object) -> bool | None:
+        self.release()
         return self._stack.__exit__(*exc)  # type: ignore[arg-type]
 
     def pick(self, likely_cached: bool) -> TaskRunner:
@@ -114,9 +117,15 @@ class ShardRunners:
                 self._light = self._stack.enter_context(pool)
             return self._light
         if self._heavy is None:
-            self._stack.enter_context(workers_share_api(is_process_based(self.run)))
-            self._heavy = self._stack.enter_context(make_shard_runner(self.run))
+            self._heavy_stack.enter_context(workers_share_api(is_process_based(self.run)))
+            self._heavy = self._heavy_stack.enter_context(make_shard_runner(self.run))
         return self._heavy
+
+    def release(self) -> None:
+        """Stop local worker processes (a remote Dask cluster is only disconnected from)."""
+        self._heavy_stack.close()
+        self._heavy_stack = ExitStack()
+        self._heavy = None
 
 
 def likely_cached(keys: list[str | None], results_dir: Path) -> bool:

@@ -11,12 +11,14 @@ from typing import Any
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.source_files import display_uri
 from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.tasks.run_stats import merge_published_stats, published_stats
 
 
 def load_decisions(results: list[ShardResult]) -> pl.DataFrame:
@@ -102,10 +104,20 @@ def representatives(
     return chosen.select("case_id", "cluster_id", "cluster_size")
 
 
-def gather_cases(redacted_paths: list[str], reps: pl.DataFrame) -> pl.DataFrame:
-    """The representatives' redacted rows, read back from the shard files, with their cluster."""
+def write_publish_parts(
+    redacted_paths: list[str], reps: pl.DataFrame, out_dir: Path
+) -> tuple[list[Path], dict[str, Any], set[str]]:
+    """Write the representatives' redacted rows, with their cluster, as Parquet parts (one per
+    redaction task, so memory holds one shard at a time), and count what they hold.
+
+    The parts go to ``publish_version`` as files: the whole set is only loaded there, once.
+    A case id already written (the same record in two input files) is not written again.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
     ids = reps.get_column("case_id")
-    frames = []
+    written: set[str] = set()
+    parts: list[Path] = []
+    counted: list[dict[str, Any]] = []
     for path in redacted_paths:
         frame = (
             pl.scan_parquet(path)
@@ -113,13 +125,19 @@ def gather_cases(redacted_paths: list[str], reps: pl.DataFrame) -> pl.DataFrame:
             .drop("cluster_id", "cluster_size")
             .collect()
         )
-        if frame.height:
-            frames.append(frame)
-    if not frames:
-        return pl.from_arrow(GOLDEN_SCHEMA.empty_table())  # type: ignore[return-value]
-    table = pl.concat(frames, how="vertical_relaxed").unique("case_id", keep="first")
-    table = table.join(reps, on="case_id", how="left")
-    return table.select(GOLDEN_SCHEMA.names)
+        frame = frame.filter(
+            ~pl.col("case_id").is_in(pl.Series(list(written), dtype=pl.String).implode())
+        ).unique("case_id", maintain_order=True)
+        if frame.height == 0:
+            continue
+        frame = frame.join(reps, on="case_id", how="left").select(GOLDEN_SCHEMA.names)
+        written.update(frame.get_column("case_id").to_list())
+        counted.append(published_stats(frame))
+        part = out_dir / f"part-{len(parts):05d}.parquet"
+        pq.write_table(to_golden_arrow(frame), part)
+        parts.append(part)
+        del frame
+    return parts, merge_published_stats(counted), written
 
 
 def to_golden_arrow(table: pl.DataFrame) -> pa.Table:
@@ -127,7 +145,9 @@ def to_golden_arrow(table: pl.DataFrame) -> pa.Table:
 
 
 def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]:
-    """The `latest` version of the set and its case ids (None, None for a new set)."""
+    """The `latest` version of the set and its case ids (None, None for a new set).
+
+    Reads only the case_id column of each case file (a version can be large)."""
     from golden_distill.datasets.reader import VersionNotFound, open_set
 
     try:
@@ -138,8 +158,13 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
         )
     except (VersionNotFound, FileNotFoundError):
         return None, None
-    ids = parent.read_table().column("case_id").to_pylist()
-    return parent.version, set(ids)
+    ids: set[str] = set()
+    for entry in parent.case_files:
+        opener = getattr(parent, "_open", None)  # the reader's verified, cached file access
+        if opener is None:  # pragma: no cover - reader without it: read the whole table
+            return parent.version, set(parent.read_table().column("case_id").to_pylist())
+        ids.update(opener(entry).read(columns=["case_id"]).column("case_id").to_pylist())
+    return parent.version, ids
 
 
 def latest_made_from(resolved: ResolvedRun, inputs_sha256: str | None) -> tuple[str, dict] | None:
@@ -174,7 +199,7 @@ def version_location(resolved: ResolvedRun, version: str) -> str:
 
 def publish(
     resolved: ResolvedRun,
-    table: pl.DataFrame,
+    parts: list[Path],
     selection: Any,
     stats: dict[str, Any],
     render: Callable[[dict[str, Any]], str],
@@ -189,7 +214,7 @@ def publish(
     result = publish_version(
         resolved.store_url,
         resolved.set_name,
-        cases=to_golden_arrow(table),
+        cases=parts,
         clusters=clusters,
         report_html=report_html,
         manifest_fields={

@@ -7,12 +7,14 @@ publishing is atomic and idempotent on the store's side, so a retry never leaves
 from __future__ import annotations
 
 import hashlib
+import shutil
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-import polars as pl
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
@@ -28,7 +30,6 @@ from golden_distill.flows.tasks.run_stats import (
     change_against,
     merge_redaction_stats,
     merge_shard_stats,
-    published_stats,
 )
 from golden_distill.flows.tasks.select import Selection
 
@@ -46,7 +47,8 @@ def build_stats(
     results: list[ShardResult],
     redacted: list[RedactResult],
     selection: Selection,
-    table: pl.DataFrame,
+    published: dict[str, Any],
+    case_ids: set[str],
     timings: dict[str, float],
     cached: tuple[int, int],
 ) -> dict[str, Any]:
@@ -54,7 +56,7 @@ def build_stats(
     stats = merge_shard_stats(results)
     stats.update(merge_redaction_stats(redacted))
     stats.update(selection.stats)
-    stats.update(published_stats(table))
+    stats.update(published)
     stats.update(
         set_name=resolved.set_name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -68,7 +70,7 @@ def build_stats(
         replaced_after_redaction=len(selection.excluded),
         since=resolved.params.since.isoformat() if resolved.params.since else None,
         until=resolved.params.until.isoformat() if resolved.params.until else None,
-        change=change_against(parent, parent_ids, set(table.get_column("case_id").to_list())),
+        change=change_against(parent, parent_ids, case_ids),
         stage_seconds={k: round(v, 3) for k, v in timings.items()},
     )
     return stats
@@ -84,28 +86,50 @@ def _run_publish(
     cached: tuple[int, int],
     inputs: str | None,
 ) -> PublishOutcome:
-    started = time.perf_counter()
     same = None if resolved.params.force else global_steps.latest_made_from(resolved, inputs)
     if same is not None:  # nothing changed since the latest version: it is this run's result
         version, stats = same
         report_path = global_steps.version_location(resolved, version)
         _artifacts(resolved, version, report_path, {**stats, "shards_cached": cached[0]})
         return PublishOutcome(version=version, report_path=report_path, stats=stats, reused=True)
+    parts_dir = resolved.work_dir / "publish" / uuid.uuid4().hex
     try:
-        table = global_steps.gather_cases(
-            [r.redacted_path for r in redacted], selection.representatives
+        return _publish_parts(
+            resolved, results, redacted, selection, timings, key_id, cached, inputs, parts_dir
+        )
+    finally:
+        shutil.rmtree(parts_dir, ignore_errors=True)
+
+
+def _publish_parts(
+    resolved: ResolvedRun,
+    results: list[ShardResult],
+    redacted: list[RedactResult],
+    selection: Selection,
+    timings: dict[str, float],
+    key_id: str | None,
+    cached: tuple[int, int],
+    inputs: str | None,
+    parts_dir: Path,
+) -> PublishOutcome:
+    started = time.perf_counter()
+    try:
+        parts, published, case_ids = global_steps.write_publish_parts(
+            [r.redacted_path for r in redacted], selection.representatives, parts_dir
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from exc
     try:
-        stats = build_stats(resolved, results, redacted, selection, table, timings, cached)
+        stats = build_stats(
+            resolved, results, redacted, selection, published, case_ids, timings, cached
+        )
         stats["inputs_sha256"] = inputs
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from exc
     try:
         version, report_path = global_steps.publish(
-            resolved, table, selection, stats, render_report, key_id
+            resolved, parts, selection, stats, render_report, key_id
         )
     except StageError:
         raise

@@ -76,6 +76,23 @@ def published_stats(table: pl.DataFrame) -> dict[str, Any]:
     }
 
 
+def merge_published_stats(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Sum ``published_stats`` of several parts of one version."""
+    total = 0
+    per_funnel: Counter[str] = Counter()
+    coverage: dict[str, Counter[str]] = {}
+    for part in parts:
+        total += int(part.get("published", 0))
+        per_funnel.update(part.get("published_per_funnel") or {})
+        for dim, counts in (part.get("coverage") or {}).items():
+            coverage.setdefault(dim, Counter()).update(counts)
+    return {
+        "published": total,
+        "published_per_funnel": dict(per_funnel),
+        "coverage": {dim: dict(counts) for dim, counts in coverage.items()},
+    }
+
+
 def change_against(
     parent: str | None, parent_ids: set[str] | None, ids: set[str]
 ) -> dict[str, Any]:
