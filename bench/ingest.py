@@ -14,10 +14,12 @@ the same run and on the same file:
 * ingest xN: ``ingest(..., jobs=N)`` end to end.
 
 Each timing is the best of ``--repeat`` runs (the machine may be shared). Prints MB/s of each,
-CPU seconds (this process plus its finished workers) and the ratios to the baseline (target for
-the reader >= 0.5x), then the peak RSS of ``ingest()`` in a fresh process on the first tenth of
-the file (1x) and on all of it (10x), which should stay roughly flat, and the peak of the summed
-RSS of ``ingest(..., jobs=N)`` and its workers (sampled with psutil).
+CPU seconds (this process plus its finished workers), the ratios to the baseline (target for
+the reader >= 0.5x) and the cores a contender got on average (cpu / wall: below N for an xN
+contender means the machine was busy with other work), then the peak RSS of ``ingest()`` in a
+fresh process on the first tenth of the file (1x) and on all of it (10x), which should stay
+roughly flat, and the peak of the summed RSS of ``ingest(..., jobs=N)`` and its workers (sampled
+with psutil).
 """
 
 from __future__ import annotations
@@ -221,12 +223,12 @@ def main() -> None:
         print(f"cores: {os.cpu_count()}, load average at the end (1/5/15 min): {load}")
         print(
             f"{'contender':<11} {'wall s':>8} {'cpu s':>8} {'MB/s':>8} {'records':>10} "
-            f"{'vs baseline':>12} {'(cpu)':>7}"
+            f"{'vs baseline':>12} {'(cpu)':>7} {'cores':>6}"
         )
         for name, (seconds, cpu, count) in best.items():
             print(
                 f"{name:<11} {seconds:8.2f} {cpu:8.2f} {size_mb / seconds:8.1f} {count:10,} "
-                f"{base_s / seconds:11.2f}x {base_cpu / cpu:6.2f}x"
+                f"{base_s / seconds:11.2f}x {base_cpu / cpu:6.2f}x {cpu / seconds:6.2f}"
             )
         ratio = base_s / best["reader"][0]
         verdict = "meets" if ratio >= TARGET_RATIO else "BELOW"

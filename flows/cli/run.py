@@ -49,7 +49,7 @@ class _Display:
 
         self.console = Console(stderr=True)
         self.progress = Progress(
-            TextColumn("shards"),
+            TextColumn("{task.description:7s}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[note]}"),
@@ -57,6 +57,7 @@ class _Display:
             transient=False,
         )
         self.task_id: Any = None
+        self.redact_id: Any = None
         self.cached = 0
         self.published: dict[str, Any] = {}
 
@@ -64,6 +65,7 @@ class _Display:
         if event == "shards_planned":
             self.progress.start()
             self.task_id = self.progress.add_task("shards", total=data["total"], note="")
+            self.redact_id = None
         elif event == "shard_done" and self.task_id is not None:
             self.cached += bool(data.get("cached"))
             note = f"{data['selected']:,} cases selected so far"
@@ -71,8 +73,14 @@ class _Display:
                 note += f" ({self.cached} shard(s) from cache)"
             self.progress.update(self.task_id, completed=data["done"], note=note)
         elif event == "selected":
-            self.progress.stop()
-            self.console.print(f"after quotas and dedup: {data['selected']:,} cases")
+            self.progress.console.print(f"after quotas and dedup: {data['selected']:,} cases")
+        elif event == "redact_done":
+            if self.redact_id is None:
+                self.redact_id = self.progress.add_task("redact", total=data["total"], note="")
+            note = f"{data['selected']:,} cases redacted"
+            self.progress.update(
+                self.redact_id, completed=data["done"], total=data["total"], note=note
+            )
         elif event == "published":
             self.published = data
 
