@@ -6,6 +6,11 @@ then free text goes through the analyzer (``shard.py`` batches this step across 
 then every known value is replaced everywhere in the case, step hashes are recomputed from the
 redacted arguments (replay looks calls up by them), and the result is verified. Anything that
 goes wrong sends the case to quarantine with a reason code and entity types, never its text.
+
+A ``Redactor`` holds only configuration and engines, never per-call state: one instance may be
+reused across tables and shared by threads, and a case's output depends only on (its batch,
+config, key). Per-call state (the findings cache, the batch's name dictionary, each case's known
+values) lives in objects the call creates and drops.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from typing import Any
 import orjson
 
 from golden_distill.datasets.canonical_json import canonical_args_sha256, normalise_volatile_keys
-from golden_distill.redaction.analyzer import Finding, TextAnalyzer
+from golden_distill.redaction.analyzer import TextAnalyzer
 from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.findings_cache import FindingsCache
 from golden_distill.redaction.key_rules import (
     KeyRule,
     NonPersonalRule,
@@ -118,7 +124,6 @@ class Redactor:
                     (re.compile(rf"(?<![0-9])(?:{kf.text_pattern})(?![0-9A-Za-z])"), rule)
                 )
         self.opt_out = frozenset(opt_out_tenants)
-        self.cache: dict[str, list[Finding]] = {}
 
     @classmethod
     def from_config(
@@ -139,16 +144,11 @@ class Redactor:
     def key_id(self) -> str:
         return self.key.key_id
 
-    # -- analysis with a per-shard cache -------------------------------------------------
-    def findings(self, texts: list[str]) -> dict[str, list[Finding]]:
-        """Findings per distinct text, from the cache or one batched analyzer call."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
-        if missing:
-            self.cache.update(self.analyzer.analyze_many(missing, self.scan_threshold))
-        return {t: self.cache[t] for t in dict.fromkeys(texts)}
-
-    def clear_cache(self) -> None:
-        self.cache.clear()
+    # -- analysis, cached per call --------------------------------------------------------
+    def findings_cache(self) -> FindingsCache:
+        """A new findings cache for one call (a table, a batch, a case): owned by the caller,
+        never by the redactor, so calls cannot see or clear each other's entries."""
+        return FindingsCache(self.analyzer, self.scan_threshold)
 
     # -- the three phases ----------------------------------------------------------------
     def scan(self, row: dict[str, Any]) -> CaseScan:
@@ -190,11 +190,11 @@ class Redactor:
                     index.add_key(m.group(0), rule)
         return CaseScan(row, slots, index, free_texts, numeric_slots, non_personal)
 
-    def absorb_findings(self, scan: CaseScan) -> None:
+    def absorb_findings(self, scan: CaseScan, findings: FindingsCache) -> None:
         """Add the free-text findings of a scanned case to its known values."""
         if scan.absorbed:
             return
-        for text, found in self.findings(scan.free_texts).items():
+        for text, found in findings(scan.free_texts).items():
             for f in found:
                 value = text[f.start : f.end]
                 if f.score >= self.config.score_threshold and value not in scan.non_personal:
@@ -206,9 +206,9 @@ class Redactor:
         for name in names_in(scan.free_texts, names):
             scan.index.add_pii(name, "PERSON")
 
-    def finish(self, scan: CaseScan) -> CaseRedaction:
+    def finish(self, scan: CaseScan, findings: FindingsCache) -> CaseRedaction:
         """Add free-text findings, replace everywhere, recompute hashes, verify."""
-        self.absorb_findings(scan)
+        self.absorb_findings(scan, findings)
         index = scan.index
         prop = index.build(self.anonymizer)
         counts: Counter[str] = Counter()
@@ -236,7 +236,7 @@ class Redactor:
                     step["arguments"], self._volatile
                 )
         verdict = verify_scrubbed(
-            scrubbed, prop, self.findings, self.config.verify_threshold, scan.non_personal
+            scrubbed, prop, findings, self.config.verify_threshold, scan.non_personal
         )
         if not verdict.ok:
             return CaseRedaction(
@@ -296,8 +296,16 @@ class Redactor:
         return rewrite_json_text(text, on_string, on_number if numeric else None)
 
     # -- the whole thing ----------------------------------------------------------------
-    def redact_many(self, rows: list[dict[str, Any]]) -> list[CaseRedaction]:
-        """Redact a batch of rows: one batched analyzer call for all their free text."""
+    def redact_many(
+        self, rows: list[dict[str, Any]], findings: FindingsCache | None = None
+    ) -> list[CaseRedaction]:
+        """Redact a batch of rows: one batched analyzer call for all their free text.
+
+        ``findings``: a cache shared by the batches of one table (``redact_table``); a new one
+        when omitted. The name dictionary is built from ``rows`` only and dropped on return.
+        """
+        if findings is None:
+            findings = self.findings_cache()
         out: list[CaseRedaction | None] = [None] * len(rows)
         scans: list[tuple[int, CaseScan]] = []
         for i, row in enumerate(rows):
@@ -311,12 +319,12 @@ class Redactor:
                 out[i] = CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__)
         # one batched analyzer call; if it fails, each case retries (and fails closed) below
         with contextlib.suppress(Exception):
-            self.findings([t for _, scan in scans for t in scan.free_texts])
+            findings([t for _, scan in scans for t in scan.free_texts])
         if self.config.shard_name_dictionary:
             names: set[str] = set()
             for _, scan in scans:
                 try:
-                    self.absorb_findings(scan)
+                    self.absorb_findings(scan, findings)
                 except Exception:
                     continue  # fails closed in finish()
                 names.update(
@@ -329,7 +337,7 @@ class Redactor:
                 self.add_dictionary_names(scan, frozen)
         for i, scan in scans:
             try:
-                out[i] = self.finish(scan)
+                out[i] = self.finish(scan, findings)
             except Exception as exc:
                 case_id = str(rows[i].get("case_id") or "")
                 out[i] = CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__)
@@ -341,6 +349,6 @@ class Redactor:
         if row.get("tenant_id") in self.opt_out:
             return CaseRedaction(case_id, None, OPTED_OUT)
         try:
-            return self.finish(self.scan(row))
+            return self.finish(self.scan(row), self.findings_cache())
         except Exception as exc:  # fail closed, and never echo the message (it may hold text)
             return CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__)

@@ -1,8 +1,9 @@
 """Redact one canonical/golden Parquet table in one process, with a per-shard string cache.
 
 Shards are the unit of parallelism: each process builds (or unpickles) one ``Redactor`` and
-feeds it whole tables; within a table distinct strings are analyzed once (the cache lives on the
-redactor and is cleared between tables so memory stays bounded by one shard) and the analyzer is
+feeds it whole tables, possibly from several threads at once; within a table distinct strings
+are analyzed once (the findings cache belongs to this call, not to the redactor, so calls never
+see or clear each other's entries and memory stays bounded by one shard) and the analyzer is
 called in batches. The output keeps every field and row order; quarantined cases are left out
 and reported with reason and entity types only.
 """
@@ -10,8 +11,11 @@ and reported with reason and entity types only.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -21,6 +25,30 @@ from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.redaction.redactor import STAGE, Redactor
 
 DEFAULT_BATCH_CASES = 1_000
+
+_gc_lock = threading.Lock()
+_gc_pausers = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while any call runs (counted: concurrent calls in threads must not
+    re-enable it under each other, nor leave it off). A shard creates millions of small objects
+    that all live until it ends: the GC would re-walk them over and over for nothing to free."""
+    global _gc_pausers, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pausers == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pausers += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,15 +110,11 @@ def redact_table(
     quarantined: list[QuarantinedCase] = []
     counts: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
-    redactor.clear_cache()
-    # a shard creates millions of small objects that all live until it ends: the cyclic GC
-    # would re-walk them over and over (cost growing with shard size) for nothing to free
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    findings = redactor.findings_cache()  # this call's own: pure per string, dropped on return
+    with _gc_paused():
         for batch in table.to_batches(max_chunksize=batch_cases):
             rows = batch.to_pylist()
-            for row, result in zip(rows, redactor.redact_many(rows), strict=True):
+            for row, result in zip(rows, redactor.redact_many(rows, findings), strict=True):
                 if result.row is not None:
                     counts.update(result.counts)
                     kept.append(result.row)
@@ -107,10 +131,6 @@ def redact_table(
                         detail=result.detail,
                     )
                 )
-    finally:
-        redactor.clear_cache()
-        if gc_was_enabled:
-            gc.enable()
     out = pa.Table.from_pylist(kept, schema=schema)
     return ShardRedactionResult(
         table=out,

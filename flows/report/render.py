@@ -36,6 +36,12 @@ def _items(mapping: dict[str, Any] | None, limit: int | None = None) -> list[tup
     return items[:limit] if limit else items
 
 
+def _bin_order(label: str) -> tuple[int, str]:
+    """Numeric bins in numeric order (`size 2` before `size 10`), anything else after."""
+    digits = "".join(ch for ch in label if ch.isdigit())
+    return (int(digits), label) if digits else (1 << 62, label)
+
+
 def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = []
@@ -57,8 +63,13 @@ def _section(title: str, *parts: str) -> str:
     return f"<section><h2>{escape(title)}</h2>{content}</section>"
 
 
-def _mapping_section(title: str, mapping: dict[str, Any] | None, color: int, label: str) -> str:
+def _mapping_section(
+    title: str, mapping: dict[str, Any] | None, color: int, label: str, *, by_key: bool = False
+) -> str:
+    """A bar chart and its table; largest first, or in key order (a histogram's bins)."""
     items = _items(mapping)
+    if by_key:
+        items.sort(key=lambda kv: _bin_order(kv[0]))
     return _section(
         title,
         bar_chart(title, items, color_index=color),
@@ -167,7 +178,7 @@ def render_report(stats: dict[str, Any]) -> str:
             1,
             "reason",
         ),
-        _mapping_section("Dedup: clusters by size", sizes, 3, "cluster size"),
+        _mapping_section("Dedup: clusters by size", sizes, 3, "cluster size", by_key=True),
         _mapping_section("Redaction: entities replaced", stats.get("redaction"), 4, "entity type"),
         _mapping_section(
             "Quarantined by redaction, per reason", stats.get("redaction_quarantined"), 1, "reason"

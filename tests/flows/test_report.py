@@ -92,3 +92,10 @@ def test_counts_rows_cover_every_section():
     } <= sections
     assert {"section": "totals", "item": "removed by dedup", "count": 70} in rows
     assert all(isinstance(r["count"], int) for r in rows)
+
+
+def test_cluster_size_histogram_is_in_size_order():
+    html = render_report({"cluster_sizes": {"10": 50, "1": 200, "2": 4, "3": 20}})
+    section = html[html.index("clusters by size") :]
+    positions = [section.index(f">size {n}<") for n in (1, 2, 3, 10)]
+    assert positions == sorted(positions)

@@ -1,0 +1,35 @@
+"""Free-text findings per distinct string, for one ``redact_table`` / ``redact_many`` call.
+
+Why a separate object owned by the call, not a dict on the ``Redactor``: the redactor is
+shared (one per worker process, used by several task threads at once, and reused across
+shards), so per-call state on it leaks between calls. A shared cache that one call clears while
+another is between filling it and reading it raised ``KeyError`` (a ``redaction_error`` refusal,
+and the flow then published another cluster member: runs differed by scheduling).
+
+What may be cached: findings are a pure function of (string, analyzer config, threshold), so
+reusing them for every case of the call is safe. Nothing that depends on a batch's known
+values (propagation, name dictionary) belongs here. Memory is bounded by one call's strings.
+"""
+
+from __future__ import annotations
+
+from golden_distill.redaction.analyzer import Finding, TextAnalyzer
+
+
+class FindingsCache:
+    """Findings per distinct text: from memory, else one batched analyzer call."""
+
+    def __init__(self, analyzer: TextAnalyzer, threshold: float) -> None:
+        self.analyzer = analyzer
+        self.threshold = threshold
+        self._found: dict[str, list[Finding]] = {}
+
+    def __call__(self, texts: list[str]) -> dict[str, list[Finding]]:
+        distinct = list(dict.fromkeys(texts))
+        missing = [t for t in distinct if t not in self._found]
+        if missing:
+            self._found.update(self.analyzer.analyze_many(missing, self.threshold))
+        return {t: self._found[t] for t in distinct}
+
+    def __len__(self) -> int:
+        return len(self._found)
