@@ -19,7 +19,8 @@ from golden_distill.datasets.canonical_json import (
     canonical_args_sha256,
     normalise_volatile_keys,
 )
-from golden_distill.datasets.sources.tool_catalogue import ToolCatalogue
+from golden_distill.datasets.sources.config import IngestConfig
+from golden_distill.datasets.sources.tool_catalogue import ToolCatalogue, load_tool_catalogue
 
 #: Quarantine reason: a tool call whose arguments are a string that is not JSON.
 MALFORMED_ARGUMENTS = "malformed_arguments"
@@ -174,6 +175,13 @@ class StepFinisher:
         # None means "the defaults" to canonical_args_sha256, which then skips re-normalising
         # the key set on every call (a measurable share of ingest time).
         self.volatile = None if volatile == DEFAULT_VOLATILE_KEYS else volatile
+
+    @classmethod
+    def from_config(cls, config: IngestConfig) -> StepFinisher:
+        """The finisher an adapter uses: the config's catalogues, hand-off tools, volatile keys."""
+        return cls(
+            load_tool_catalogue(config.tool_catalogues), config.handoff_tools, config.volatile_keys
+        )
 
     def is_handoff(self, name: str) -> bool:
         return name in self.handoff_tools

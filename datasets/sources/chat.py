@@ -46,7 +46,6 @@ from golden_distill.datasets.sources.source_io import (
     iter_json_array,
     mapped_bytes,
 )
-from golden_distill.datasets.sources.tool_catalogue import load_tool_catalogue
 from golden_distill.datasets.sources.uris import open_binary
 
 STAGE = "ingest"
@@ -58,11 +57,7 @@ class ChatAdapter:
 
     def __init__(self, config: IngestConfig | None = None) -> None:
         self.config = config or IngestConfig()
-        finisher = StepFinisher(
-            load_tool_catalogue(self.config.tool_catalogues),
-            self.config.handoff_tools,
-            self.config.volatile_keys,
-        )
+        finisher = StepFinisher.from_config(self.config)
         self.converter = TranscriptConverter(
             finisher,
             self.config.tool_error_patterns,

@@ -24,7 +24,6 @@ from golden_distill.datasets.sources.evidence_assemble import EvidenceAssembler
 from golden_distill.datasets.sources.evidence_files import FileEvidenceReader, is_evidence_folder
 from golden_distill.datasets.sources.evidence_schema import SESSION, RowProblem, TraceRows
 from golden_distill.datasets.sources.evidence_sql import SqlEvidenceReader, redact_url, sql_dialect
-from golden_distill.datasets.sources.tool_catalogue import load_tool_catalogue
 
 STAGE = "ingest"
 
@@ -51,11 +50,7 @@ class EvidenceAdapter:
 
     def __init__(self, config: IngestConfig | None = None) -> None:
         self.config = config or IngestConfig()
-        finisher = StepFinisher(
-            load_tool_catalogue(self.config.tool_catalogues),
-            self.config.handoff_tools,
-            self.config.volatile_keys,
-        )
+        finisher = StepFinisher.from_config(self.config)
         self.assembler = EvidenceAssembler(
             finisher, keep_malformed=self.config.malformed_arguments == "keep_as_string"
         )

@@ -31,7 +31,6 @@ from golden_distill.datasets.sources.lines import LineProblem, compression_of, i
 from golden_distill.datasets.sources.otel_grouping import SpanGrouper
 from golden_distill.datasets.sources.otel_spans import TraceCaseBuilder, attributes, parse_span
 from golden_distill.datasets.sources.source_io import first_char, read_bytes
-from golden_distill.datasets.sources.tool_catalogue import load_tool_catalogue
 from golden_distill.datasets.sources.uris import open_binary
 
 STAGE = "ingest"
@@ -42,11 +41,7 @@ class OtelAdapter:
 
     def __init__(self, config: IngestConfig | None = None) -> None:
         self.config = config or IngestConfig()
-        finisher = StepFinisher(
-            load_tool_catalogue(self.config.tool_catalogues),
-            self.config.handoff_tools,
-            self.config.volatile_keys,
-        )
+        finisher = StepFinisher.from_config(self.config)
         self.builder = TraceCaseBuilder(
             finisher, keep_malformed=self.config.malformed_arguments == "keep_as_string"
         )
