@@ -21,8 +21,8 @@ app = typer.Typer(
     help=(
         "Distil nightly AI-agent recordings into small, privacy-safe, versioned golden sets.\n\n"
         "Typical flow: `golden generate` (sample data) -> `golden ingest` (canonical shards) -> "
-        "`golden preview` (tune funnels) -> `golden run` (the nightly job: funnels, redaction, "
-        "dedup, publish) -> `golden sets ...` (inspect, verify, promote published versions)."
+        "`golden preview` (tune funnels) -> `golden run` (the nightly job: funnels, quotas, dedup, "
+        "redaction, publish) -> `golden sets ...` (inspect, verify, promote published versions)."
     ),
     no_args_is_help=True,
     rich_markup_mode="markdown",
