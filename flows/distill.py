@@ -27,6 +27,7 @@ from golden_distill.flows import progress
 from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
 from golden_distill.flows.errors import StageError, describe, retry_if_transient
 from golden_distill.flows.params import DistillParams, ResolvedRun
+from golden_distill.flows.run_key import run_key
 from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.source_files import Shard, discover_shards
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
@@ -58,7 +59,8 @@ def _key_id(resolved: ResolvedRun) -> str:
         raise StageError("validate", describe(exc)) from exc
 
 
-def _plan(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
+def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
+    """One job per shard, with its cache key and content-addressed output folder."""
     params, config = resolved.params, resolved.config
     window = (
         params.since.isoformat() if params.since else None,
@@ -259,7 +261,8 @@ def distill(params: DistillParams) -> str:
         shards = discover_shards(resolved.sources, memo=resolved.work_dir / "fingerprints.json")
     except Exception as exc:
         raise StageError("discover", describe(exc)) from exc
-    jobs = _plan(resolved, shards)
+    jobs = plan_shards(resolved, shards)
+    key = run_key(resolved, [job.cache_key for job in jobs], key_id)
     timings["discover"] = time.perf_counter() - t0
     logger.info("%d shard(s) to process", len(jobs))
     progress.emit("shards_planned", total=len(jobs))
@@ -295,7 +298,15 @@ def distill(params: DistillParams) -> str:
     )
     inputs = inputs_sha256(resolved, select_key, redacted, key_id)
     outcome = publish(
-        resolved, results, redacted, selection, timings, key_id, (cached, redact_cached), inputs
+        resolved,
+        results,
+        redacted,
+        selection,
+        timings,
+        key_id,
+        (cached, redact_cached),
+        inputs,
+        run_key=key,
     )
     timings["publish"] = time.perf_counter() - t0
     progress.emit(

@@ -179,7 +179,16 @@ def _boot_api_in_background() -> threading.Thread | None:
 
 
 def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | BaseException:
-    """Run the flow with a progress display: (version, report path, reused) or the exception."""
+    """Run the flow with a progress display: (version, report path, reused) or the exception.
+
+    An unchanged rerun (same shards, config, set, key and code as the set's latest version) is
+    answered before Prefect starts: booting its temporary API was most of a no-op run's time.
+    """
+    from golden_distill.flows.run_key import unchanged_latest
+
+    unchanged = unchanged_latest(params)
+    if unchanged is not None:
+        return unchanged[0], unchanged[1], True
     _quiet_prefect(verbose)
     booting = _boot_api_in_background()
     from golden_distill.flows import progress

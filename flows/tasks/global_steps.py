@@ -167,9 +167,12 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
     return parent.version, ids
 
 
-def latest_made_from(resolved: ResolvedRun, inputs_sha256: str | None) -> tuple[str, dict] | None:
+def latest_made_from(
+    resolved: ResolvedRun, inputs_sha256: str | None, *, stat: str = "inputs_sha256"
+) -> tuple[str, dict] | None:
     """The `latest` version when it was made from exactly these inputs (same shard results,
-    selection, key, config and code), with its manifest stats; None otherwise."""
+    selection, key, config and code), with its manifest stats; None otherwise. ``stat`` names
+    the manifest stat compared: `inputs_sha256` (in the flow) or `run_key` (before it)."""
     if inputs_sha256 is None:
         return None
     from golden_distill.datasets.reader import VersionNotFound, open_set
@@ -183,7 +186,7 @@ def latest_made_from(resolved: ResolvedRun, inputs_sha256: str | None) -> tuple[
     except (VersionNotFound, FileNotFoundError):
         return None
     stats = latest.manifest.get("stats") or {}
-    if stats.get("inputs_sha256") != inputs_sha256:
+    if stats.get(stat) != inputs_sha256:
         return None
     return latest.version, stats
 

@@ -85,6 +85,7 @@ def _run_publish(
     key_id: str | None,
     cached: tuple[int, int],
     inputs: str | None,
+    run_key: str | None = None,
 ) -> PublishOutcome:
     same = None if resolved.params.force else global_steps.latest_made_from(resolved, inputs)
     if same is not None:  # nothing changed since the latest version: it is this run's result
@@ -95,7 +96,16 @@ def _run_publish(
     parts_dir = resolved.work_dir / "publish" / uuid.uuid4().hex
     try:
         return _publish_parts(
-            resolved, results, redacted, selection, timings, key_id, cached, inputs, parts_dir
+            resolved,
+            results,
+            redacted,
+            selection,
+            timings,
+            key_id,
+            cached,
+            inputs,
+            parts_dir,
+            run_key,
         )
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)
@@ -111,6 +121,7 @@ def _publish_parts(
     cached: tuple[int, int],
     inputs: str | None,
     parts_dir: Path,
+    run_key: str | None = None,
 ) -> PublishOutcome:
     started = time.perf_counter()
     try:
@@ -124,6 +135,7 @@ def _publish_parts(
             resolved, results, redacted, selection, published, case_ids, timings, cached
         )
         stats["inputs_sha256"] = inputs
+        stats["run_key"] = run_key
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from exc
@@ -177,13 +189,19 @@ def publish_set(
     key_id: str | None,
     cached: tuple[int, int] = (0, 0),
     inputs: str | None = None,
+    run_key: str | None = None,
 ) -> PublishOutcome:
     """Publish the selected cases as a new immutable version; return its id and report path.
+
+    ``run_key`` (see flows/run_key.py) is recorded in the manifest stats so `golden run` can
+    answer an unchanged rerun without starting Prefect.
 
     ``inputs`` fingerprints everything the version is made of (see ``inputs_sha256``); when
     the latest version was made from the same inputs, it is returned instead (unless force).
     """
-    return _run_publish(resolved, results, redacted, selection, timings, key_id, cached, inputs)
+    return _run_publish(
+        resolved, results, redacted, selection, timings, key_id, cached, inputs, run_key
+    )
 
 
 def inputs_sha256(
