@@ -25,7 +25,7 @@ from prefect.futures import as_completed
 
 from golden_distill.flows import progress
 from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
-from golden_distill.flows.errors import StageError, describe, retry_if_transient
+from golden_distill.flows.errors import StageError, describe, retry_if_transient, set_error_log
 from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.run_key import run_key
 from golden_distill.flows.runners import ShardRunners, likely_cached
@@ -42,7 +42,7 @@ def _validate(params: DistillParams) -> ResolvedRun:
     try:
         return params.resolve()
     except Exception as exc:
-        raise StageError("validate", describe(exc)) from exc
+        raise StageError("validate", describe(exc)) from None
 
 
 def _key_id(resolved: ResolvedRun) -> str:
@@ -56,7 +56,7 @@ def _key_id(resolved: ResolvedRun) -> str:
             secret_block=red.key_secret_block, local_key_file=red.local_key_file
         ).key.key_id
     except Exception as exc:
-        raise StageError("validate", describe(exc)) from exc
+        raise StageError("validate", describe(exc)) from None
 
 
 def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
@@ -165,7 +165,7 @@ def _unwrap(future: Any, stage: str) -> Any:
     except StageError:
         raise
     except Exception as exc:
-        raise StageError(stage, describe(exc)) from exc
+        raise StageError(stage, describe(exc)) from None
 
 
 def _redact_jobs(
@@ -252,6 +252,7 @@ def distill(params: DistillParams) -> str:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     resolved = _validate(params)
+    set_error_log(resolved.work_dir / "errors.log")
     key_id = _key_id(resolved)
     run = resolved.config.run
     timings["validate"] = time.perf_counter() - t0
@@ -260,7 +261,7 @@ def distill(params: DistillParams) -> str:
     try:
         shards = discover_shards(resolved.sources, memo=resolved.work_dir / "fingerprints.json")
     except Exception as exc:
-        raise StageError("discover", describe(exc)) from exc
+        raise StageError("discover", describe(exc)) from None
     jobs = plan_shards(resolved, shards)
     key = run_key(resolved, [job.cache_key for job in jobs], key_id)
     timings["discover"] = time.perf_counter() - t0

@@ -1,10 +1,23 @@
 """A failure that names the pipeline stage it happened in, so `golden run` can say where it broke.
 
-Messages name stages, files, ids and reason codes only, never record text (the wrapped exception's
-type is kept; its message is kept too because every module in this project follows that rule).
+Messages name stages, files, ids and reason codes only, never record text. Our own exceptions
+follow that rule; a library's may not (polars and pyarrow quote the value they could not convert,
+a KeyError on a string *is* the string), so ``describe`` keeps the message only of exceptions
+defined in this package, OS errors (paths) and config/parameter validation errors, and withholds
+any other message: its full traceback goes to a local error log (the work folder's
+``errors.log``, mode 0600, the same access class as the recordings) and the message says where.
+Stage boundaries raise ``StageError(...) from None`` so no chained cause reaches Prefect's logs.
 """
 
 from __future__ import annotations
+
+import os
+import time
+import traceback
+from pathlib import Path
+
+#: Where withheld errors are written in full; set per run by the flow (`set_error_log`).
+ERROR_LOG_ENV = "GOLDEN_ERROR_LOG"
 
 #: The stages of one run, in order; `golden run` prints the failing one.
 STAGES = (
@@ -32,10 +45,46 @@ class StageError(RuntimeError):
         return (StageError, (self.stage, self.detail))
 
 
+def set_error_log(path: Path) -> None:
+    """Send withheld error details of this run (and the worker processes it starts) to ``path``."""
+    os.environ[ERROR_LOG_ENV] = str(path)
+
+
+def _message_is_ours(exc: BaseException) -> bool:
+    module = type(exc).__module__ or ""
+    return (
+        module.startswith("golden_distill.")
+        or isinstance(exc, OSError)
+        or (module.startswith("pydantic") and type(exc).__name__ == "ValidationError")
+    )
+
+
+def _log_withheld(exc: BaseException) -> str | None:
+    target = os.environ.get(ERROR_LOG_ENV)
+    if not target:
+        return None
+    try:
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(
+                f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} pid {os.getpid()}\n"
+            )
+            fh.write("".join(traceback.format_exception(exc)))
+    except OSError:
+        return None
+    return target
+
+
 def describe(exc: BaseException) -> str:
-    """A one-line description of an exception for a stage error."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    """A one-line description of an exception for a stage error, safe to log (see above)."""
+    name = type(exc).__name__
+    if _message_is_ours(exc):
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return f"{name}: {text}" if text else name
+    log = _log_withheld(exc)
+    where = f"; full error in {log}" if log else ""
+    return f"{name} (message withheld: it may quote record data{where})"
 
 
 def find_stage_error(exc: BaseException | None) -> StageError | None:

@@ -129,7 +129,7 @@ def _publish_parts(
             [r.redacted_path for r in redacted], selection.representatives, parts_dir
         )
     except Exception as exc:
-        raise StageError("publish", f"gathering selected cases: {describe(exc)}") from exc
+        raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None
     try:
         stats = build_stats(
             resolved, results, redacted, selection, published, case_ids, timings, cached
@@ -138,7 +138,7 @@ def _publish_parts(
         stats["run_key"] = run_key
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
-        raise StageError("report", describe(exc)) from exc
+        raise StageError("report", describe(exc)) from None
     try:
         version, report_path = global_steps.publish(
             resolved, parts, selection, stats, render_report, key_id
@@ -146,7 +146,7 @@ def _publish_parts(
     except StageError:
         raise
     except Exception as exc:
-        raise StageError("publish", describe(exc)) from exc
+        raise StageError("publish", describe(exc)) from None
     stats["version"] = version
     _artifacts(resolved, version, report_path, stats)
     return PublishOutcome(version=version, report_path=report_path, stats=stats)

@@ -69,13 +69,13 @@ def select_cases(
         decisions = global_steps.load_decisions(results)
         kept, quota_stats = global_steps.apply_quotas(decisions, config)
     except Exception as exc:
-        raise StageError("select", describe(exc)) from exc
+        raise StageError("select", describe(exc)) from None
     try:
         signatures = global_steps.load_signatures(results, kept)
         clusters, dedup_stats = global_steps.deduplicate(signatures, config)
         reps = global_steps.representatives(clusters, kept, set(), config)
     except Exception as exc:
-        raise StageError("dedup", describe(exc)) from exc
+        raise StageError("dedup", describe(exc)) from None
     dedup_stats["removed_by_dedup"] = int(kept.len()) - reps.height
     return Selection(
         kept=kept, clusters=clusters, representatives=reps, stats={**quota_stats, **dedup_stats}

@@ -47,7 +47,7 @@ def stage_timer(label: str, seconds: dict[str, float]) -> Callable[..., Any]:
         except StageError:
             raise
         except Exception as exc:
-            raise StageError(stage, f"shard {label}: {describe(exc)}") from exc
+            raise StageError(stage, f"shard {label}: {describe(exc)}") from None
         finally:
             seconds[stage] = seconds.get(stage, 0.0) + time.perf_counter() - start
 

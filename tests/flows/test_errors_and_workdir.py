@@ -5,6 +5,8 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
+import pytest
+
 from golden_distill.flows.errors import StageError, find_stage_error, is_transient
 from golden_distill.flows.workdir import prune
 
@@ -44,3 +46,41 @@ def test_prune_keeps_only_what_this_run_used(tmp_path: Path):
     assert removed == 2
     assert sorted(p.name for p in shards.iterdir()) == ["keep"]
     assert sorted(p.name for p in results.iterdir()) == [keep_key, "lock-file"]
+
+
+def test_a_library_message_is_withheld_and_logged_locally(tmp_path, monkeypatch):
+    from golden_distill.flows.errors import ERROR_LOG_ENV, describe
+
+    log = tmp_path / "work" / "errors.log"
+    monkeypatch.setenv(ERROR_LOG_ENV, str(log))
+    # what pyarrow/polars say when a value does not convert: the value itself
+    exc = ValueError("Could not convert 'jane.doe@example.com' with type str to int64")
+    text = describe(exc)
+    assert "jane.doe" not in text and "ValueError" in text and str(log) in text
+    assert "jane.doe@example.com" in log.read_text()  # kept for debugging, locally
+    assert (log.stat().st_mode & 0o777) == 0o600
+
+
+def test_our_own_and_os_messages_are_kept():
+    from golden_distill.datasets.sources.base import SourceError
+    from golden_distill.flows.errors import describe
+
+    assert describe(SourceError("/data/x.jsonl: no such file")) == (
+        "SourceError: /data/x.jsonl: no such file"
+    )
+    assert "/data/y" in describe(FileNotFoundError(2, "No such file or directory", "/data/y"))
+
+
+def test_stage_errors_do_not_chain_the_library_error(tmp_path, monkeypatch):
+    from golden_distill.flows.errors import ERROR_LOG_ENV, StageError
+    from golden_distill.flows.tasks.shard import stage_timer
+
+    monkeypatch.setenv(ERROR_LOG_ENV, str(tmp_path / "errors.log"))
+
+    def fails() -> None:
+        raise KeyError("Jane Doe")  # a KeyError on a string is the string
+
+    with pytest.raises(StageError) as err:
+        stage_timer("recordings-0001.jsonl", {})("funnels", fails)
+    assert "Jane Doe" not in str(err.value)
+    assert err.value.__cause__ is None and err.value.__suppress_context__
