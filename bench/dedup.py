@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import multiprocessing as mp
 import os
-import resource
 import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _child import in_child, rss_mb
 
 #: Cases per session in generated corpora (multi-turn sessions), to size the generator.
 CASES_PER_SESSION = 1.5
@@ -32,10 +32,6 @@ CASES_PER_SESSION = 1.5
 SHARD_ROWS = 100_000
 TARGET_SECONDS_200K = 60.0
 TARGET_GROWTH = 2.5
-
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _run_size(cases_dir: str, size: int, queue: Any) -> None:
@@ -54,7 +50,7 @@ def _run_size(cases_dir: str, size: int, queue: Any) -> None:
         pl.Series("value_score", score, dtype=pl.Float64),
         pl.lit(["high_value_mutating"], dtype=pl.List(pl.String)).alias("funnels"),
     )
-    loaded_rss = _rss_mb()
+    loaded_rss = rss_mb()
     cfg = DedupConfig()
     started = time.perf_counter()
     parts = [
@@ -85,21 +81,9 @@ def _run_size(cases_dir: str, size: int, queue: Any) -> None:
             "merged_exact": stats.merged_exact,
             "merged_near": stats.merged_near,
             "loaded_rss_mb": loaded_rss,
-            "peak_rss_mb": _rss_mb(),
+            "peak_rss_mb": rss_mb(),
         }
     )
-
-
-def _in_child(target: Any, *args: Any) -> dict[str, Any]:
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=target, args=(*args, queue))
-    proc.start()
-    result = queue.get()
-    proc.join()
-    if proc.exitcode:
-        raise SystemExit(f"{target.__name__} failed with exit code {proc.exitcode}")
-    return result
 
 
 def _prepare(work: Path, cases: int) -> Path:
@@ -130,7 +114,7 @@ def main() -> None:
     try:
         cases_dir = _prepare(work, int(large * 1.02))
         print(f"cpus: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.1f}")
-        results = [_in_child(_run_size, str(cases_dir), n) for n in (small, large)]
+        results = [in_child(_run_size, str(cases_dir), n) for n in (small, large)]
         for r in results:
             print(
                 f"{r['cases']:>8,} cases: {r['seconds']:6.1f} s "

@@ -12,8 +12,6 @@ time, memory bounded (scoring goes in batches; only small per-case decisions are
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
-import resource
 import shutil
 import subprocess
 import sys
@@ -22,12 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _child import in_child, rss_mb
+
 #: Cases per session in generated corpora (multi-turn sessions), to size the generator.
 CASES_PER_SESSION = 1.5
-
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _ingest(recordings: str, out: str, queue: Any) -> None:
@@ -36,7 +32,7 @@ def _ingest(recordings: str, out: str, queue: Any) -> None:
     started = time.perf_counter()
     summary = ingest([recordings], Path(out), overwrite=True)
     queue.put({"seconds": time.perf_counter() - started, "cases": summary.cases_written,
-               "rss_mb": _rss_mb()})  # fmt: skip
+               "rss_mb": rss_mb()})  # fmt: skip
 
 
 def _funnels(cases_dir: str, queue: Any) -> None:
@@ -49,19 +45,7 @@ def _funnels(cases_dir: str, queue: Any) -> None:
     started = time.perf_counter()
     result = select(cases_dir, cfg, with_table=False)
     queue.put({"seconds": time.perf_counter() - started, "cases": result.stats["cases"],
-               "selected": result.stats["selected"], "rss_mb": _rss_mb()})  # fmt: skip
-
-
-def _in_child(target: Any, *args: Any) -> dict[str, Any]:
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=target, args=(*args, queue))
-    proc.start()
-    result = queue.get()
-    proc.join()
-    if proc.exitcode:
-        raise SystemExit(f"{target.__name__} failed with exit code {proc.exitcode}")
-    return result
+               "selected": result.stats["selected"], "rss_mb": rss_mb()})  # fmt: skip
 
 
 def main() -> None:
@@ -81,8 +65,8 @@ def main() -> None:
             generate_corpus(recordings, sessions=sessions, seed=42, shards=8)
             print(f"generated {sessions:,} sessions in {time.perf_counter() - t:.1f} s")
 
-        ing = _in_child(_ingest, str(recordings), str(canonical))
-        fun = _in_child(_funnels, str(canonical / "cases"))
+        ing = in_child(_ingest, str(recordings), str(canonical))
+        fun = in_child(_funnels, str(canonical / "cases"))
         ratio = fun["seconds"] / ing["seconds"]
         print(
             f"ingest (baseline): {ing['cases']:,} cases in {ing['seconds']:.1f} s "

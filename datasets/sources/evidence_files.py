@@ -30,12 +30,12 @@ from golden_distill.datasets.quarantine import NULL_REQUIRED, ORPHAN_CALL
 from golden_distill.datasets.sources.base import SourceError
 from golden_distill.datasets.sources.evidence_schema import (
     CALLS,
-    DUPLICATE_TRACE,
     ORPHAN_SNAPSHOT,
     SESSION,
     SNAPSHOT,
     TABLES,
     RowProblem,
+    TracePairer,
     TraceRows,
     kinds,
     required_columns,
@@ -177,16 +177,7 @@ class FileEvidenceReader:
         sessions = load(SESSION, ["trace_id"])
         calls = _group(load(CALLS, ["trace_id", "call_seq"]))
         snaps = _group(load(SNAPSHOT, ["trace_id"]))
-        position, last_id = start, None
-        for session in sessions:
-            trace_id = session["trace_id"]
-            position += 1
-            if trace_id == last_id:
-                detail = f"{SESSION}: trace_id={trace_id} appears more than once"
-                yield RowProblem(SESSION, DUPLICATE_TRACE, detail, session, position)
-                continue
-            last_id = trace_id
-            yield TraceRows(position, session, snaps.pop(trace_id, []), calls.pop(trace_id, []))
+        yield from TracePairer(position=start).pair(sessions, snaps, calls)
         for table, leftovers, reason, id_key in (
             (CALLS, calls, ORPHAN_CALL, "call_id"),
             (SNAPSHOT, snaps, ORPHAN_SNAPSHOT, "snapshot_id"),

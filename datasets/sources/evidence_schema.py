@@ -12,6 +12,7 @@ Column kinds: ``text``, ``float``, ``int``, ``bool``, ``ts`` (UTC timestamp).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,3 +176,34 @@ class RowProblem:
 #: Quarantine reasons specific to evidence tables.
 DUPLICATE_TRACE = "duplicate_trace"
 ORPHAN_SNAPSHOT = "orphan_snapshot"
+
+
+@dataclass(slots=True)
+class TracePairer:
+    """Pairs each session row with its trace's snapshots and calls, in read order.
+
+    Shared by the file and SQL readers. ``position`` and the last trace id carry over between
+    calls (pages, buckets); a trace id read twice in a row is a ``duplicate_trace`` problem. Rows
+    are *popped* from ``snapshots``/``calls``, so what is left afterwards has no session (orphans).
+    """
+
+    position: int = 0
+    last_id: str | None = None
+
+    def pair(
+        self,
+        sessions: list[dict[str, Any]],
+        snapshots: dict[str, list[dict[str, Any]]],
+        calls: dict[str, list[dict[str, Any]]],
+    ) -> Iterator[TraceRows | RowProblem]:
+        for session in sessions:
+            trace_id = str(session["trace_id"])
+            self.position += 1
+            if trace_id == self.last_id:
+                detail = f"{SESSION}: trace_id={trace_id} appears more than once"
+                yield RowProblem(SESSION, DUPLICATE_TRACE, detail, session, self.position)
+                continue
+            self.last_id = trace_id
+            yield TraceRows(
+                self.position, session, snapshots.pop(trace_id, []), calls.pop(trace_id, [])
+            )

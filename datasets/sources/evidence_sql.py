@@ -21,11 +21,11 @@ from golden_distill.datasets.quarantine import NULL_REQUIRED, ORPHAN_CALL
 from golden_distill.datasets.sources.base import SourceError
 from golden_distill.datasets.sources.evidence_schema import (
     CALLS,
-    DUPLICATE_TRACE,
     ORPHAN_SNAPSHOT,
     SESSION,
     SNAPSHOT,
     RowProblem,
+    TracePairer,
     TraceRows,
     column_names,
     required_columns,
@@ -170,21 +170,13 @@ class SqlEvidenceReader:
     def _traces(
         self, conn: Any, cols: dict[str, list[str] | None]
     ) -> Iterator[TraceRows | RowProblem]:
-        position, last_id = 0, None
+        pairer = TracePairer()
         for page in self._session_pages(conn, cols[SESSION] or []):
             # ids keep the column's own type (TEXT, BIGINT, UUID...) so the lookup uses its index
             ids = list({s["trace_id"]: None for s in page})
             calls = self._by_trace(conn, CALLS, cols[CALLS], ids, "trace_id, call_seq")
             snaps = self._by_trace(conn, SNAPSHOT, cols[SNAPSHOT], ids, "trace_id")
-            for session in page:
-                trace_id = str(session["trace_id"])
-                position += 1
-                if trace_id == last_id:
-                    detail = f"{SESSION}: trace_id={trace_id} appears more than once"
-                    yield RowProblem(SESSION, DUPLICATE_TRACE, detail, session, position)
-                    continue
-                last_id = trace_id
-                yield TraceRows(position, session, snaps.get(trace_id, []), calls.get(trace_id, []))
+            yield from pairer.pair(page, snaps, calls)
 
     def _orphans(self, conn: Any, table: str, cols: list[str], reason: str) -> Iterator[RowProblem]:
         """Rows of ``table`` whose trace is NULL or not in session_trace (streamed)."""
