@@ -8,15 +8,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from golden_test_data import all_runs_paths
 
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.runner import score_cases
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
-FILES = [
-    REAL / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json",
-    *sorted((REAL / "tau-bench__avaljotsingh" / "final_results").glob("*.json")),
-]
+FILES = all_runs_paths()
 
 
 def _calls(run: dict) -> list[tuple[str, bool]]:
@@ -39,8 +36,6 @@ def _calls(run: dict) -> list[tuple[str, bool]]:
 def runs(tmp_path_factory):
     from golden_distill.datasets.ingest import ingest
 
-    if not all(f.exists() for f in FILES):
-        pytest.fail(f"real tau-bench data missing under {REAL}")
     out = tmp_path_factory.mktemp("tau")
     ingest([str(f) for f in FILES], out, fmt="chat")
     cases = pl.read_parquet(out / "cases")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import orjson
 import pyarrow as pa
 import pytest
+from golden_test_data import airline_runs_path, all_runs_paths, tau_bench_users
 
 from golden_distill.datasets.quarantine import Quarantine
 from golden_distill.datasets.schema import CASE_SCHEMA
@@ -21,12 +21,7 @@ from golden_distill.redaction.pseudonym import key_pseudonym
 from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.shard import redact_table
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
-RUNS = {
-    "airline": REAL / "tau-bench/historical_trajectories/gpt-4o-airline.json",
-    "retail": REAL / "tau-bench__avaljotsingh/final_results/"
-    "tool-calling-none-0.1_range_0-100_user-none-llm_06232025.json",
-}
+RUNS = {"airline": airline_runs_path(), "retail": all_runs_paths()[1]}
 SECRET = b"tau-bench-test-key-" + b"q" * 32
 N_RUNS = 60
 
@@ -40,7 +35,7 @@ def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     rows = list(ChatAdapter(IngestConfig()).read(str(path), Quarantine(), ReadStats()))
     table = pa.Table.from_pylist(rows, schema=CASE_SCHEMA)
     result = redact_table(table, Redactor.from_config(RedactionConfig(), PseudonymKey(SECRET)))
-    users = json.loads((REAL / f"tau-bench/tau_bench/envs/{name}/data/users.json").read_text())
+    users = tau_bench_users(name)
     return {
         "name": name,
         "before": table.to_pylist(),

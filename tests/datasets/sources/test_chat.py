@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from golden_test_data import airline_runs_path
 
 from golden_distill.datasets.quarantine import Quarantine, read_quarantine
 from golden_distill.datasets.schema import CASE_SCHEMA, make_case_id
@@ -17,8 +18,7 @@ from golden_distill.datasets.sources.config import IngestConfig
 from golden_distill.datasets.sources.registry import ADAPTERS
 
 REPO = Path(__file__).resolve().parents[3]
-REALDATA = REPO.parent / "shared" / "realdata"
-AIRLINE = REALDATA / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
+AIRLINE = airline_runs_path()
 FIXTURES = Path(__file__).parent / "fixtures"
 
 # Written out here from the realdata README, not read from the shipped catalogue, so the test

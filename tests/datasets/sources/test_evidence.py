@@ -11,6 +11,7 @@ from pathlib import Path
 import fsspec
 import pyarrow as pa
 import pytest
+from golden_test_data import airline_runs_path
 
 from golden_distill.datasets.quarantine import Quarantine, read_quarantine
 from golden_distill.datasets.schema import CASE_SCHEMA, make_case_id
@@ -23,14 +24,7 @@ from golden_distill.datasets.sources.evidence_writer import export_evidence
 from golden_distill.datasets.sources.registry import ADAPTERS
 
 FIXTURES = Path(__file__).parent / "fixtures"
-AIRLINE = (
-    Path(__file__).resolve().parents[4]
-    / "shared"
-    / "realdata"
-    / "tau-bench"
-    / "historical_trajectories"
-    / "gpt-4o-airline.json"
-)
+AIRLINE = airline_runs_path()
 
 
 # ---------------------------------------------------------------------------------------------

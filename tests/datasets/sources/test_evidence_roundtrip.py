@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from golden_test_data import airline_runs_path
 
 from golden_distill.datasets.case import Agent, Case, Chunk, Context, Intent, Outcome, Step
 from golden_distill.datasets.ingest import ingest
@@ -20,10 +21,7 @@ from golden_distill.datasets.sources.evidence import EvidenceAdapter
 from golden_distill.datasets.sources.evidence_writer import export_evidence
 from golden_distill.datasets.synthetic import generate_corpus
 
-AIRLINE = (
-    Path(__file__).resolve().parents[4]
-    / "shared/realdata/tau-bench/historical_trajectories/gpt-4o-airline.json"
-)
+AIRLINE = airline_runs_path()
 
 
 def read_all(uri: str, tmp_path: Path, config: IngestConfig | None = None):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from golden_test_data import airline_runs_path
 
 from golden_distill.datasets.quarantine import Quarantine, read_quarantine
 from golden_distill.datasets.schema import CASE_SCHEMA, make_case_id
@@ -22,10 +23,7 @@ from golden_distill.datasets.sources.otel_writer import trace_hex, write_otlp_js
 from golden_distill.datasets.sources.registry import ADAPTERS
 
 FIXTURES = Path(__file__).parent / "fixtures"
-AIRLINE = (
-    Path(__file__).resolve().parents[4]
-    / "shared/realdata/tau-bench/historical_trajectories/gpt-4o-airline.json"
-)
+AIRLINE = airline_runs_path()
 TRACE_A = "0af7651916cd43dd8448eb211c80319c"
 TRACE_B = "5b8efff798038103d269b633813fc60c"
 

@@ -19,14 +19,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from golden_test_data import airline_runs_path
 
 from golden_distill.datasets.ingest import ingest
 from golden_distill.filters.dedup import DedupConfig, cluster, signatures
 from golden_distill.flows.config import load_pipeline_config
 
-#: ../shared beside the checkout (as in CI, which clones elsewhere with shared/ beside it).
-REAL = Path(__file__).resolve().parents[3].parent / "shared" / "realdata"
-AIRLINE = REAL / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
+AIRLINE = airline_runs_path()
 #: The shipped profile for free-form chat transcripts (configs/tau-bench.yaml).
 CONVERSATIONAL = load_pipeline_config(
     Path(__file__).resolve().parents[3] / "configs" / "tau-bench.yaml"
