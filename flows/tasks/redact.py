@@ -18,7 +18,8 @@ from prefect import task
 
 from golden_distill.flows.tasks import shard_steps
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
-from golden_distill.flows.tasks.shard import check_same_code, fresh_dir, stage_timer
+from golden_distill.flows.tasks.shard import check_same_code, fresh_dir
+from golden_distill.flows.timing import StageClock
 
 
 def redact_cache_key(
@@ -41,8 +42,7 @@ def _run(job: RedactJob) -> RedactResult:
     check_same_code(job.pipeline_version, job.label)
     started = time.perf_counter()
     out = fresh_dir(Path(job.out_dir))
-    seconds: dict[str, float] = {}
-    timed = stage_timer(job.label, seconds)
+    timed = StageClock(where=job.label).call
     ids = pl.Series(list(job.case_ids), dtype=pl.String)
     chosen = timed(
         "redact",

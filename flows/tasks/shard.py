@@ -10,8 +10,6 @@ second per-shard task (tasks/redact.py) that only sees the cases quotas and dedu
 from __future__ import annotations
 
 import shutil
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +17,10 @@ import pyarrow.parquet as pq
 from prefect import task
 
 from golden_distill.flows.caching import pipeline_version, shard_task_cache_key
-from golden_distill.flows.errors import StageError, describe
+from golden_distill.flows.errors import StageError
 from golden_distill.flows.tasks import shard_steps
 from golden_distill.flows.tasks.jobs import ShardJob, ShardResult
+from golden_distill.flows.timing import StageClock
 
 
 def check_same_code(expected: str, label: str) -> None:
@@ -36,24 +35,6 @@ def check_same_code(expected: str, label: str) -> None:
         )
 
 
-def stage_timer(label: str, seconds: dict[str, float]) -> Callable[..., Any]:
-    """``timed(stage, fn, *args)``: run a step, add its time to ``seconds[stage]``, and turn a
-    failure into a StageError naming the stage and the shard."""
-
-    def timed(stage: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        except StageError:
-            raise
-        except Exception as exc:
-            raise StageError(stage, f"shard {label}: {describe(exc)}") from None
-        finally:
-            seconds[stage] = seconds.get(stage, 0.0) + time.perf_counter() - start
-
-    return timed
-
-
 def fresh_dir(path: Path) -> Path:
     """An empty folder (leftovers of an interrupted attempt are removed)."""
     if path.exists():
@@ -66,8 +47,8 @@ def _run(job: ShardJob) -> ShardResult:
     check_same_code(job.pipeline_version, job.shard.label)
     out = fresh_dir(Path(job.out_dir))
     canonical = out / "canonical"
-    seconds: dict[str, float] = {}
-    timed = stage_timer(job.shard.label, seconds)
+    clock = StageClock(where=job.shard.label)
+    timed = clock.call
 
     table, stats = timed("read", shard_steps.read_shard, job, canonical)
     quarantine_path = out / "quarantine.jsonl"
@@ -100,7 +81,7 @@ def _run(job: ShardJob) -> ShardResult:
         decisions_path=str(decisions_path),
         quarantine_path=str(quarantine_path),
         stats=stats,
-        seconds=seconds,
+        seconds=clock.seconds,
     )
 
 
