@@ -57,10 +57,12 @@ def scheduled_start_time() -> datetime | None:
     """The scheduled start of the current deployment run; None outside one (a manual run)."""
     with contextlib.suppress(Exception):
         # local: preflight (before Prefect starts) imports this module without Prefect
-        from prefect.runtime import flow_run
+        from prefect.runtime import deployment, flow_run
 
-        if flow_run.get_id() and flow_run.get_deployment_id():
-            start = flow_run.get_scheduled_start_time()
+        # attribute access, so PREFECT__RUNTIME__DEPLOYMENT__ID and
+        # PREFECT__RUNTIME__FLOW_RUN__SCHEDULED_START_TIME can simulate a scheduled run
+        if deployment.id:
+            start = flow_run.scheduled_start_time
             if start is not None:
                 return datetime.fromisoformat(str(start)).astimezone(UTC)
     return None
