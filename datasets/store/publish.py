@@ -36,15 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from golden_distill.datasets.publish_config import PublishConfig
 from golden_distill.datasets.store.aliases import LATEST, move_alias, read_alias
 from golden_distill.datasets.store.case_files import (
-    count_cases,
     file_entry,
-    prepare_cases,
-    write_case_files,
+    stage_cases,
+    staged_batches,
     write_clusters,
 )
 from golden_distill.datasets.store.fs import StoreFS
@@ -134,9 +132,6 @@ def publish_version(
     layout = SetLayout(set_name)
     fields = parse_fields(manifest_fields)
     timings: dict[str, float] = {}
-    started = time.perf_counter()
-    table = prepare_cases(cases)
-    timings["prepare"] = time.perf_counter() - started
 
     if store.is_local:
         store.makedirs(layout.staging_dir)
@@ -146,7 +141,7 @@ def publish_version(
         staging = Path(tempfile.mkdtemp(prefix="golden-publish-"))
     try:
         return _publish_staged(
-            store, layout, staging, table, clusters, report_html, fields, force, cfg, timings
+            store, layout, staging, cases, clusters, report_html, fields, force, cfg, timings
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
@@ -156,7 +151,7 @@ def _publish_staged(
     store: StoreFS,
     layout: SetLayout,
     staging: Path,
-    table: pa.Table,
+    cases: pa.Table | Sequence[Path | str],
     clusters: pa.Table | None,
     report_html: str | bytes | None,
     fields: ManifestFields,
@@ -165,8 +160,8 @@ def _publish_staged(
     timings: dict[str, float],
 ) -> PublishResult:
     mark = time.perf_counter()
-    files = write_case_files(
-        table,
+    files, counts = stage_cases(  # streamed and bucketed: memory does not grow with the set
+        cases,
         staging,
         max_rows_per_file=cfg.max_rows_per_file,
         row_group_rows=cfg.row_group_rows,
@@ -183,15 +178,21 @@ def _publish_staged(
         _pause("report")
     timings["write"] = time.perf_counter() - mark
 
-    # Verify what was staged: read it back and run the replay check on the bytes on disk.
+    # Verify what was staged: read it back and run the replay check on the bytes on disk
+    # (batch by batch: a case never spans two batches, memory stays small).
     mark = time.perf_counter()
-    staged = pa.concat_tables(
-        [pq.read_table(staging / f["name"]) for f in files if f["role"] == "cases"]
-    )
-    if staged.num_rows != table.num_rows:
-        raise PublishError(f"staged cases: {staged.num_rows} rows, expected {table.num_rows}")
     volatile = ((fields.config or {}).get("ingest") or {}).get("volatile_keys")
-    check = check_table(staged, volatile)
+    check = ReplayCheckResult()
+    staged_rows = 0
+    case_paths = [staging / f["name"] for f in files if f["role"] == "cases"]
+    for batch in staged_batches(case_paths):
+        staged_rows += batch.num_rows
+        part = check_table(batch, volatile)
+        check.cases_checked += part.cases_checked
+        check.steps_checked += part.steps_checked
+        check.failures.extend(part.failures)
+    if staged_rows != counts["cases"]:
+        raise PublishError(f"staged cases: {staged_rows} rows, expected {counts['cases']}")
     timings["replay_check"] = time.perf_counter() - mark
     if not check.ok:
         raise ReplayCheckFailed(check)
@@ -214,7 +215,6 @@ def _publish_staged(
     parent = read_alias(store, layout, LATEST)
     version = allocate_version(store, layout.set_name)
     _pause("claimed")
-    counts = count_cases(table)
     if clusters is not None:
         counts["clusters"] = clusters.num_rows
     manifest = build_manifest(

@@ -10,12 +10,36 @@ Two-phase API (the flow runs phase 1 per shard and phase 2 once, globally):
 ``deduplicate(df, cfg)`` chains the three for one frame and builds the report.
 """
 
-from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA, Clustering, ClusterStats, cluster
-from golden_distill.filters.dedup.config import DedupConfig
-from golden_distill.filters.dedup.deduplicate import DedupResult, attach_clusters, deduplicate
-from golden_distill.filters.dedup.report import DedupReport, build_report
-from golden_distill.filters.dedup.representatives import KEPT_SCHEMA, choose_representatives
-from golden_distill.filters.dedup.signature import SIGNATURE_SCHEMA, signatures
+from importlib import import_module
+from typing import Any
+
+# Exports resolve on first use (PEP 562): importing the package for its config model (the
+# pipeline config, `golden run`'s checks before Prefect starts) must not pull in scikit-learn
+# and scipy, which cost most of a second.
+_EXPORTS = {
+    "CLUSTER_SCHEMA": "cluster",
+    "Clustering": "cluster",
+    "ClusterStats": "cluster",
+    "cluster": "cluster",
+    "DedupConfig": "config",
+    "DedupResult": "deduplicate",
+    "attach_clusters": "deduplicate",
+    "deduplicate": "deduplicate",
+    "DedupReport": "report",
+    "build_report": "report",
+    "KEPT_SCHEMA": "representatives",
+    "choose_representatives": "representatives",
+    "SIGNATURE_SCHEMA": "signature",
+    "signatures": "signature",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "CLUSTER_SCHEMA",

@@ -6,15 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
-from golden_distill.flows.config import PipelineConfig
 from golden_distill.datasets.sources.base import SourceError
 from golden_distill.datasets.sources.discovery import discover_shards
 from golden_distill.datasets.sources.uris import display_uri
+from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
+from golden_distill.flows.config import PipelineConfig
 
 
 def expand_sources(sources: list[str]) -> list[str]:
     return [shard.uri for shard in discover_shards(sources)]
+
 
 BASE = {
     "fingerprint": "a" * 64,
