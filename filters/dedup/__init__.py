@@ -10,7 +10,9 @@ Two-phase API (the flow runs phase 1 per shard and phase 2 once, globally):
 ``deduplicate(df, cfg)`` chains the three for one frame and builds the report.
 """
 
+import sys
 from importlib import import_module
+from types import ModuleType
 from typing import Any
 
 # Exports resolve on first use (PEP 562): importing the package for its config model (the
@@ -34,11 +36,25 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+class _LazyExports(ModuleType):
+    """Resolves an export on first use; importing a submodule named like a function it exports
+    (``cluster``, ``deduplicate``) does not replace the exported function."""
+
+    def __getattr__(self, name: str) -> Any:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+        super().__setattr__(name, value)
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and _EXPORTS.get(name) == name:
+            return  # the import system binding a submodule: the export keeps the name
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _LazyExports
 
 
 __all__ = [
