@@ -54,6 +54,7 @@ def apply_alerts(
     if not url:
         raise AlertsError(f"set {URL_ENV} to the webhook that receives alerts")
     block = CustomWebhookNotificationBlock(
+        name="golden-distill",
         url=url,
         method="POST",
         json_data={"subject": "{{subject}}", "body": "{{body}}"},
