@@ -21,106 +21,25 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from prefect import flow, get_run_logger
-from prefect.futures import as_completed
-from prefect.tasks import exponential_backoff
+from prefect import flow
 
 from golden_distill.flows import progress
 from golden_distill.flows.caching import pipeline_version
-from golden_distill.flows.errors import StageError, describe, retry_if_transient, set_error_log
+from golden_distill.flows.engine import LocalEngine, PrefectEngine
+from golden_distill.flows.errors import StageError, describe, set_error_log
 from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.preflight import Prepared, preflight
-from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.tasks.global_steps import latest_version, version_location
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardResult
-from golden_distill.flows.tasks.publish import PublishJob, inputs_sha256, publish_set
+from golden_distill.flows.tasks.publish import PublishJob, inputs_sha256
 from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
-from golden_distill.flows.tasks.select import (
-    Selection,
-    parent_key,
-    select_cases,
-    selection_cache_key,
-)
-from golden_distill.flows.tasks.shard import outputs_present, process_shard
+from golden_distill.flows.tasks.select import Selection, parent_key, selection_cache_key
+from golden_distill.flows.tasks.shard import process_shard
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.window import scheduled_start_time
 from golden_distill.flows.workdir import prune
 
-
-def retry_options(resolved: ResolvedRun) -> dict[str, Any]:
-    """Retries of storage-touching tasks: I/O errors only, with exponential backoff."""
-    run = resolved.config.run
-    return {
-        "retries": run.storage_retries,
-        "retry_delay_seconds": exponential_backoff(backoff_factor=run.retry_backoff_seconds),
-        "retry_condition_fn": retry_if_transient,
-    }
-
-
-def _with_retries(task: Any, resolved: ResolvedRun, refresh: bool = False) -> Any:
-    """Cached per-shard task options: results under a Path, retries with backoff on I/O errors."""
-    return task.with_options(
-        result_storage=resolved.config.run.results_dir(),  # a Path: a str is a block slug
-        refresh_cache=refresh or None,
-        **retry_options(resolved),
-    )
-
-
-def _map(
-    runners: ShardRunners,
-    resolved: ResolvedRun,
-    task: Any,
-    jobs: list[Any],
-    event: str,
-    stage: str,
-) -> tuple[dict[int, Any], int]:
-    """Submit ``task`` for every job, report each as it ends; results by index, cache hits."""
-    logger = get_run_logger()
-    runner = runners.pick(
-        likely_cached([job.cache_key for job in jobs], resolved.config.run.results_dir())
-    )
-    results: dict[int, Any] = {}
-    cached = 0
-    counted = 0
-    submitted = _with_retries(task, resolved)
-    futures = [runner.submit(submitted, {"job": job}) for job in jobs]
-    for future in as_completed(futures):
-        result = _unwrap(future, stage)
-        hit = _is_cache_hit(future)
-        cached += hit
-        results[result.index] = result
-        counted += int(getattr(result, "candidates", 0) or result.stats.get("redacted", 0))
-        progress.emit(
-            event, done=len(results), total=len(jobs), selected=counted, cached=hit,
-            shard=result.label,
-        )  # fmt: skip
-        logger.info("%s %d/%d%s", event, len(results), len(jobs), " (cached)" if hit else "")
-    # A cached result whose files were removed (work dir cleaned) is recomputed.
-    by_index = {job.index: job for job in jobs}
-    stale = [by_index[i] for i, r in results.items() if not outputs_present(r)]
-    if stale:
-        logger.info("%d cached result(s) lost their files: recomputing", len(stale))
-        fresh = _with_retries(task, resolved, refresh=True)
-        for future in [runner.submit(fresh, {"job": job}) for job in stale]:
-            result = _unwrap(future, stage)
-            results[result.index] = result
-            cached -= 1
-            progress.emit("recomputed", stage=stage, shard=result.label)
-    return results, cached
-
-
-def _is_cache_hit(future: Any) -> bool:
-    state = getattr(future, "state", None)
-    return bool(state is not None and state.name == "Cached")
-
-
-def _unwrap(future: Any, stage: str) -> Any:
-    try:
-        return future.result()
-    except StageError:
-        raise
-    except Exception as exc:
-        raise StageError(stage, describe(exc)) from None
+Engine = PrefectEngine | LocalEngine
 
 
 def _redact_jobs(
@@ -164,9 +83,9 @@ MAX_REDACTION_ROUNDS = 4
 
 
 def _redact_selection(
-    runner: ShardRunners, prepared: Prepared, results: list[ShardResult], selection: Selection
+    engine: Engine, prepared: Prepared, results: list[ShardResult], selection: Selection
 ) -> tuple[list[RedactResult], int]:
-    logger = get_run_logger()
+    logger = engine.logger
     resolved = prepared.resolved
     redacted: list[RedactResult] = []
     done: set[str] = set()
@@ -178,7 +97,7 @@ def _redact_selection(
             break
         for job in jobs:
             done.update(job.case_ids)
-        found, hits = _map(runner, resolved, redact_shard, jobs, "redact_done", "redact")
+        found, hits = engine.map(redact_shard, jobs, "redact_done", "redact")
         cached += hits
         redacted.extend(found[i] for i in sorted(found))
         refused = {cid for r in found.values() for cid in r.quarantined}
@@ -231,45 +150,43 @@ def distill(
     return _distill(params)
 
 
-def _distill(params: DistillParams) -> str:
-    logger = get_run_logger()
+def _distill(params: DistillParams, local: bool = False) -> str:
     clock = StageClock()
     with clock.stage("validate+discover"):
-        prepared = preflight(params, scheduled_start=scheduled_start_time(), allow_prefect=True)
+        scheduled = None if local else scheduled_start_time()
+        prepared = preflight(params, scheduled_start=scheduled, allow_prefect=not local)
     resolved = prepared.resolved
     set_error_log(resolved.work_dir / "errors.log")
+    engine: Engine = LocalEngine(resolved) if local else PrefectEngine(resolved)
+    logger = engine.logger
     run = resolved.config.run
     if prepared.empty_window:
-        return _nothing_new(resolved)
+        return _nothing_new(resolved, logger)
     jobs = prepared.jobs
     for missing in prepared.discovery.missing_partitions:
         logger.info("no partition %s in the window (no recordings that period)", missing)
     logger.info("%d shard(s) to process (window %s .. %s)", len(jobs), *resolved.window)
     progress.emit("shards_planned", total=len(jobs))
 
-    with ShardRunners(run) as runner:
+    with engine:
         with clock.stage("shards"):
-            found, cached = _map(runner, resolved, process_shard, jobs, "shard_done", "shard")
+            found, cached = engine.map(process_shard, jobs, "shard_done", "shard")
             results = [found[i] for i in sorted(found)]
         logger.info("%d of %d shard(s) reused from cache", cached, len(jobs))
-        if not run.dask_address:
-            runner.release()  # free the workers' memory for the global step
+        engine.release()
 
         with clock.stage("select+dedup"):
             select_key = selection_cache_key(
                 [r.cache_key for r in results], resolved.config, parent_key(resolved)
             )
-            selection = select_cases.with_options(result_storage=run.results_dir())(
-                results, resolved, cache_key=select_key
-            )
+            selection = engine.select(results, select_key)
         progress.emit("selected", selected=selection.selected_count)
 
         with clock.stage("redact"):
-            redacted, redact_cached = _redact_selection(runner, prepared, results, selection)
+            redacted, redact_cached = _redact_selection(engine, prepared, results, selection)
 
     with clock.stage("publish"):
-        publish = publish_set.with_options(**retry_options(resolved))
-        outcome = publish(
+        outcome = engine.publish(
             PublishJob(
                 resolved=resolved,
                 results=results,
@@ -280,6 +197,7 @@ def _distill(params: DistillParams) -> str:
                 cached=(cached, redact_cached),
                 inputs=inputs_sha256(resolved, select_key, redacted, prepared.key_id),
                 run_key=prepared.run_key,
+                artifacts=engine.artifacts,
             )
         )
     progress.emit(
@@ -302,18 +220,21 @@ def _distill(params: DistillParams) -> str:
     return outcome.version
 
 
-def _nothing_new(resolved: ResolvedRun) -> str:
+def _nothing_new(resolved: ResolvedRun, logger: Any) -> str:
     """The window was already read (the watermark is at the scheduled start): the latest
     version stands."""
     version = latest_version(resolved)
     if version is None:
         raise StageError("discover", "empty window and no published version")
-    get_run_logger().info("window already read up to %s: %s stands", resolved.until, version)
+    logger.info("window already read up to %s: %s stands", resolved.until, version)
     report = version_location(resolved, version)
     progress.emit("published", version=version, report=report, reused=True)
     return version
 
 
-def run_distill(params: DistillParams) -> str:
-    """Run the flow in this process (the `golden run` and `make demo` entry)."""
+def run_distill(params: DistillParams, *, local: bool = False) -> str:
+    """Run the flow in this process (the `golden run` and `make demo` entry); ``local``: the
+    same steps without Prefect (flows/engine.py), the lighter mode for small runs by hand."""
+    if local:
+        return _distill(params, local=True)
     return distill(**params.flow_parameters())

@@ -28,6 +28,8 @@ Date-templated sources read the partitions of the window only:
 
 With a window, the new version grows the set's latest one (its cases still inside
 `selection.max_age_days` plus this window's new representatives); `--rebuild` starts over.
+Small runs by hand: `--local` runs the same steps in this process without Prefect's
+temporary API (its start-up dominates a run of a few hundred sessions).
 Unchanged shards are reused from the cache (work dir `run.work_dir`); with nothing changed
 the latest version is reported instead of publishing a copy (`--force` publishes). Scale out
 with `--dask-address tcp://scheduler:8786`.
@@ -135,6 +137,14 @@ def run_command(
         bool,
         typer.Option("--by-mtime", help="Only read files modified inside --since/--until."),
     ] = False,
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local",
+            help="Lighter mode for small runs: the same steps in this process, without "
+            "Prefect's API (no Prefect cache, retries, artifacts or UI runs).",
+        ),
+    ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
 ) -> None:
     from pydantic import ValidationError
@@ -163,7 +173,7 @@ def run_command(
         )
         typer.echo(f"golden run failed in stage 'validate': {problems}", err=True)
         raise typer.Exit(2) from None
-    outcome = execute(params, verbose=verbose)
+    outcome = execute(params, verbose=verbose, local=local)
     if isinstance(outcome, BaseException):
         stage_error = find_stage_error(outcome)
         stage = stage_error.stage if stage_error else "flow"
@@ -196,7 +206,9 @@ def _boot_api_in_background() -> threading.Thread | None:
     return thread
 
 
-def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | BaseException:
+def execute(
+    params: Any, *, verbose: bool = False, local: bool = False
+) -> tuple[str, str, bool] | BaseException:
     """Run the flow with a progress display: (version, report path, reused) or the exception.
 
     Everything that can be checked without Prefect is checked first (flows/preflight.py): a
@@ -217,7 +229,7 @@ def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | Ba
     if unchanged is not None:
         return unchanged[0], unchanged[1], True
     _quiet_prefect(verbose)
-    booting = _boot_api_in_background()
+    booting = None if local else _boot_api_in_background()
     from golden_distill.flows import progress
     from golden_distill.flows.distill import run_distill
 
@@ -226,7 +238,7 @@ def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | Ba
     display = _Display()
     try:
         with progress.listening(display):
-            version = run_distill(params)
+            version = run_distill(params, local=local)
     except Exception as exc:
         display.stop()
         return exc

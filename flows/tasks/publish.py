@@ -56,6 +56,7 @@ class PublishJob:
     cached: tuple[int, int] = (0, 0)  # shard tasks, redact tasks taken from the cache
     inputs: str | None = None  # see inputs_sha256
     run_key: str | None = None  # see flows/run_key.py
+    artifacts: bool = True  # Prefect artifacts (off in the local mode: no Prefect API)
 
 
 def build_stats(job: PublishJob, published: dict[str, Any], case_ids: set[str]) -> dict[str, Any]:
@@ -93,7 +94,8 @@ def _run_publish(job: PublishJob) -> PublishOutcome:
     if same is not None:  # nothing changed since the latest version: it is this run's result
         version, stats = same
         report_path = global_steps.version_location(resolved, version)
-        _artifacts(resolved, version, report_path, {**stats, "shards_cached": job.cached[0]})
+        if job.artifacts:
+            _artifacts(resolved, version, report_path, {**stats, "shards_cached": job.cached[0]})
         return PublishOutcome(version=version, report_path=report_path, stats=stats, reused=True)
     parts_dir = resolved.work_dir / "publish" / uuid.uuid4().hex
     try:
@@ -133,7 +135,8 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
     except Exception as exc:
         raise StageError("publish", describe(exc)) from None
     stats["version"] = version
-    _artifacts(resolved, version, report_path, stats)
+    if job.artifacts:
+        _artifacts(resolved, version, report_path, stats)
     return PublishOutcome(version=version, report_path=report_path, stats=stats)
 
 
