@@ -18,8 +18,20 @@ import pytest
 pytestmark = pytest.mark.slow
 
 GOLDEN = [sys.executable, "-m", "golden_distill.flows.cli", "run"]
-#: Generous: the check itself takes well under 2 s, the machine running the suite is shared.
-FAIL_FAST_SECONDS = 6.0
+
+
+@pytest.fixture(scope="module")
+def fail_fast_seconds() -> float:
+    """A generous bound that holds on a loaded, shared machine: twice the time this machine
+    needs right now just to start Python and import the checks, plus 2 s (on an idle 2-core
+    machine a bad input fails in about 1.3 s; Prefect's temporary API alone takes 5-30 s)."""
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-c", "import golden_distill.flows.cli, golden_distill.flows.preflight"],
+        check=True,
+        timeout=120,
+    )
+    return 2 * (time.monotonic() - started) + 2.0
 
 
 def test_local_mode_publishes_the_same_content(
@@ -64,7 +76,7 @@ def _golden_run(tmp_path: Path, *args: str, key: str | None = "k" * 40) -> tuple
 @pytest.mark.parametrize(
     "case", ["missing source", "bad config", "no key", "bad set name", "store is a file"]
 )
-def test_bad_input_fails_fast_with_its_message_only(case, tmp_path, corpus):
+def test_bad_input_fails_fast_with_its_message_only(case, tmp_path, corpus, fail_fast_seconds):
     source, _ = corpus
     args: list[str] = ["--source", str(source)]
     key: str | None = "k" * 40
@@ -88,7 +100,7 @@ def test_bad_input_fails_fast_with_its_message_only(case, tmp_path, corpus):
         expected = "not a folder"
     seconds, output, code = _golden_run(tmp_path, *args, key=key)
     assert code in (1, 2) and expected in output, output
-    assert seconds < FAIL_FAST_SECONDS, f"{case}: {seconds:.1f} s"
+    assert seconds < fail_fast_seconds, f"{case}: {seconds:.1f} s (bound {fail_fast_seconds:.1f})"
     lines = [line for line in output.splitlines() if line.strip()]
     assert len(lines) == 1, output  # the message alone
     for noise in ("EventsWorker", "prefect", "Traceback", "temporary server"):
