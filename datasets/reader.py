@@ -17,7 +17,8 @@ the counts. Every file is checked against the manifest's size and sha256 as it i
 (``verify=False`` skips the file hashes, for a fast random fetch of one case from a large remote
 set), and a cases file must hold the rows its entry says; ``len()`` counts the files' rows.
 Lookups use the same canonical JSON and volatile keys as ingest (taken from the config recorded
-in the manifest), and the same index the publish-time replay check ran, so a lookup that passed there works here.
+in the manifest), and the same index the publish-time replay check ran, so a lookup that
+passed there works here.
 The format is plain Parquet and JSON (docs/golden-set-format.md); this module is a convenience.
 """
 

@@ -79,10 +79,6 @@ def _fail(label: str, problem: str) -> TamperError:
 
 def check_manifest_body(manifest: dict[str, Any], label: str) -> None:
     """The manifest agrees with itself (see the module docstring); raises TamperError."""
-    if SEAL_KEY in manifest:
-        body = {k: v for k, v in manifest.items() if k != SEAL_KEY}
-        if json_sha256(body) != manifest[SEAL_KEY]:
-            raise _fail(label, "manifest edited: its fields do not match manifest_sha256")
     files = manifest.get("files")
     if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):
         raise _fail(label, "manifest 'files' is not a list of entries")
@@ -117,6 +113,10 @@ def check_manifest_body(manifest: dict[str, Any], label: str) -> None:
     if not isinstance(counts, dict) or counts.get("cases") != rows:
         claimed = counts.get("cases") if isinstance(counts, dict) else None
         raise _fail(label, f"counts.cases is {claimed!r} but the cases files hold {rows} rows")
+    if SEAL_KEY in manifest:
+        body = {k: v for k, v in manifest.items() if k != SEAL_KEY}
+        if json_sha256(body) != manifest[SEAL_KEY]:
+            raise _fail(label, "manifest edited: its fields do not match manifest_sha256")
 
 
 def _check_no_escape(store: StoreFS, layout: SetLayout, version: str, label: str) -> None:

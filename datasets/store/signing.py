@@ -62,7 +62,8 @@ def _pem_or_file(value: str | bytes, what: str) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise SigningKeyError(f"{what}: not PEM text and not a readable file ({exc.strerror})") from None
+        reason = exc.strerror or type(exc).__name__
+        raise SigningKeyError(f"{what}: not PEM text and not a readable file ({reason})") from None
 
 
 def load_private_key(value: str | bytes, what: str = SIGNING_KEY_ENV) -> Ed25519PrivateKey:

@@ -59,6 +59,7 @@ class VerifyReport:
     files_checked: int = 0
     problems: list[str] = field(default_factory=list)  # one line per problem, naming the file
     replay_check: ReplayCheckResult | None = None
+    signed_by: str | None = None  # the verified signer's key id (None: unsigned or not required)
 
     @property
     def ok(self) -> bool:
@@ -85,10 +86,11 @@ def verify_version(
     layout = SetLayout(set_name)
     report = VerifyReport(set_name, version)
     try:
-        manifest = load_version(store, set_name, version, public_keys=public_keys).manifest
+        checked = load_version(store, set_name, version, public_keys=public_keys)
     except (ManifestError, LayoutError) as exc:
         report.problems.append(str(exc))
         return report
+    manifest, report.signed_by = checked.manifest, checked.signed_by
     case_tables = []
     cluster_rows = None
     for entry in manifest["files"]:
