@@ -38,9 +38,7 @@ def _all_files(store: StoreFS) -> set[str]:
 
 
 @pytest.mark.parametrize("bad", BAD_NAMES)
-def test_names_with_line_breaks_or_look_alikes_are_refused_and_leave_no_file(
-    target, casegen, bad
-):
+def test_names_with_line_breaks_or_look_alikes_are_refused_and_leave_no_file(target, casegen, bad):
     result = publish_version(target.url, SET, cases=casegen.make_table(5), **target.kwargs())
     store = StoreFS(target.url, target.storage_options)
     before = _all_files(store)

@@ -5,8 +5,8 @@ an error naming the version and the problem; on a folder and on S3, unsigned and
 from __future__ import annotations
 
 import hashlib
-import re
 import json
+import re
 from collections.abc import Callable
 
 import orjson
