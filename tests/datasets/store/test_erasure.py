@@ -71,10 +71,7 @@ def _every_file_text(store: StoreFS) -> str:
 
 
 def _erase(target, *args: str):
-    extra = ["--store", target.url]
-    if target.storage_options:
-        extra += ["--storage-options", json.dumps(target.storage_options)]
-    return runner.invoke(app, ["erase", "--set", SET, *args, *extra])
+    return runner.invoke(app, ["erase", "--set", SET, *args, *target.cli_args()])
 
 
 def test_erasure_removes_the_subject_from_every_retained_version(target, casegen, monkeypatch):
@@ -143,8 +140,6 @@ def test_erase_refuses_an_unknown_subject_field_and_a_bad_set_name(target, monke
     unknown = _erase(target, "--subject", "favourite_colour=blue")
     assert unknown.exit_code == 2 and "favourite_colour" in unknown.output
     assert "blue" not in unknown.output
-    extra = ["--store", target.url]
-    if target.storage_options:
-        extra += ["--storage-options", json.dumps(target.storage_options)]
+    extra = target.cli_args()
     bad = runner.invoke(app, ["erase", "--set", "nightly\n", "--subject", "user_id=x", *extra])
     assert bad.exit_code == 2 and "not a valid set name" in bad.output

@@ -3,8 +3,6 @@ unaliased versions with their signatures; what remains still verifies under the 
 
 from __future__ import annotations
 
-import json
-
 import typer
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from typer.testing import CliRunner
@@ -36,10 +34,8 @@ def test_gc_on_a_signed_store_uses_the_configured_retention(target, casegen, tmp
     move_alias(store, SetLayout(SET), "stable", versions[0])
     config = tmp_path / "gc.yaml"
     config.write_text("publish:\n  retention:\n    keep_last: 1\n    keep_days: 0\n")
-    args = ["sets", "gc", SET, "--config", str(config), "--apply", "--store", target.url]
-    if target.storage_options:
-        args += ["--storage-options", json.dumps(target.storage_options)]
-    out = runner.invoke(app, args)
+    args = ["sets", "gc", SET, "--config", str(config), "--apply"]
+    out = runner.invoke(app, [*args, *target.cli_args()])
     assert out.exit_code == 0, out.output
     assert list_versions(store, SET) == [versions[0], versions[3]]
     for gone in versions[1:3]:
