@@ -18,7 +18,8 @@
 The manifest is sealed (``manifest_sha256``) and, when a signing key is configured
 (``GOLDEN_SIGNING_KEY``, see ``signing.py``), signed: ``manifest.sig`` is placed next to it
 before the version becomes visible. ``clusters.parquet`` is marked with the cases actually
-published (``cluster_marks.py``).
+published (``cluster_marks.py``). Cases holding a subject of the set's erasure log are left
+out (``erasure_log.drop_erased``).
 
 A publisher killed at any point leaves no visible version and ``latest`` unchanged; its leftovers
 (staging folder, claim, manifest-less files) are invisible and removed by ``golden sets gc``.
@@ -56,6 +57,7 @@ from golden_distill.datasets.store.case_files import (
     write_clusters,
 )
 from golden_distill.datasets.store.cluster_marks import mark_published
+from golden_distill.datasets.store.erasure_log import drop_erased
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.integrity import seal_manifest
 from golden_distill.datasets.store.layout import (
@@ -155,6 +157,7 @@ def publish_version(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     table = prepare_cases(cases)
+    table, erasure = drop_erased(store, layout, table)  # an erased subject never comes back
     timings["prepare"] = time.perf_counter() - started
 
     if store.is_local:
@@ -166,7 +169,7 @@ def publish_version(
     try:
         return _publish_staged(
             store, layout, staging, table, clusters, report_html, fields, force, cfg, timings,
-            signer,
+            signer, erasure,
         )  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
@@ -184,6 +187,7 @@ def _publish_staged(
     cfg: PublishConfig,
     timings: dict[str, float],
     signer: Ed25519PrivateKey | None = None,
+    erasure: dict[str, Any] | None = None,
 ) -> PublishResult:
     mark = time.perf_counter()
     files = write_case_files(
@@ -254,6 +258,8 @@ def _publish_staged(
             "compression": "zstd",
         },
     )
+    if erasure is not None:
+        manifest["erasure"] = erasure  # cases left out because the erasure log names them
     manifest_bytes = dump_manifest(seal_manifest(manifest))
     signature = sign_manifest(manifest_bytes, signer) if signer is not None else None
 

@@ -4,8 +4,6 @@ actually published."""
 
 from __future__ import annotations
 
-import json
-
 import pyarrow as pa
 import pytest
 import typer
@@ -27,10 +25,7 @@ sets_cli.register(app)
 
 
 def _cli(target, *args: str):
-    extra = ["--store", target.url]
-    if target.storage_options:
-        extra += ["--storage-options", json.dumps(target.storage_options)]
-    return runner.invoke(app, ["sets", *args, *extra])
+    return runner.invoke(app, ["sets", *args, *target.cli_args()])
 
 
 def _all_files(store: StoreFS) -> set[str]:
