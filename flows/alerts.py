@@ -18,8 +18,10 @@ from prefect.blocks.notifications import CustomWebhookNotificationBlock
 from prefect.client.orchestration import get_client
 from prefect.events.schemas.automations import AutomationCore
 
+from golden_distill.datasets.shipped_configs import shipped_config
+
 #: The declared automations (shipped beside the pipeline config).
-ALERTS_PATH = Path(__file__).resolve().parent.parent / "configs" / "alerts.yaml"
+ALERTS_PATH = shipped_config("alerts.yaml")
 URL_ENV = "GOLDEN_ALERT_WEBHOOK_URL"
 BLOCK_NAME = "golden-nightly-alert"
 

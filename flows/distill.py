@@ -30,8 +30,8 @@ from golden_distill.flows.errors import StageError, describe, set_error_log
 from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.preflight import Prepared, preflight
 from golden_distill.flows.tasks.global_steps import latest_version, version_location
-from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardResult
-from golden_distill.flows.tasks.publish import PublishJob, inputs_sha256
+from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
+from golden_distill.flows.tasks.publish import PublishJob, best_effort, inputs_sha256
 from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
 from golden_distill.flows.tasks.select import Selection, parent_key, selection_cache_key
 from golden_distill.flows.tasks.shard import process_shard
@@ -200,6 +200,16 @@ def _distill(params: DistillParams, local: bool = False) -> str:
                 artifacts=engine.artifacts,
             )
         )
+    # The version is visible now: what follows is best effort and never fails the run.
+    best_effort("reporting", _after_publish, resolved, outcome, logger)
+    if run.prune_work_dir:
+        best_effort(
+            "pruning the work folder", _prune_work, resolved, jobs, redacted, select_key, logger
+        )
+    return outcome.version
+
+
+def _after_publish(resolved: ResolvedRun, outcome: Any, logger: Any) -> None:
     progress.emit(
         "published", version=outcome.version, report=outcome.report_path, reused=outcome.reused
     )
@@ -209,15 +219,23 @@ def _distill(params: DistillParams, local: bool = False) -> str:
         )
     else:
         logger.info("published %s@%s", resolved.set_name, outcome.version)
-    if run.prune_work_dir:
-        keep_dirs = {Path(job.out_dir).name for job in jobs}
-        keep_dirs |= {Path(r.redacted_path).parent.name for r in redacted}
-        keep_keys = {job.cache_key for job in jobs if job.cache_key}
-        keep_keys |= {select_key} if select_key else set()
-        keep_keys |= {r.cache_key for r in redacted if r.cache_key}
-        removed = prune(resolved.work_dir / "shards", run.results_dir(), keep_dirs, keep_keys)
-        logger.info("work dir: removed %d stale folder(s)/result(s)", removed)
-    return outcome.version
+
+
+def _prune_work(
+    resolved: ResolvedRun,
+    jobs: list[ShardJob],
+    redacted: list[RedactResult],
+    select_key: str | None,
+    logger: Any,
+) -> None:
+    run = resolved.config.run
+    keep_dirs = {Path(job.out_dir).name for job in jobs}
+    keep_dirs |= {Path(r.redacted_path).parent.name for r in redacted}
+    keep_keys = {job.cache_key for job in jobs if job.cache_key}
+    keep_keys |= {select_key} if select_key else set()
+    keep_keys |= {r.cache_key for r in redacted if r.cache_key}
+    removed = prune(resolved.work_dir / "shards", run.results_dir(), keep_dirs, keep_keys)
+    logger.info("work dir: removed %d stale folder(s)/result(s)", removed)
 
 
 def _nothing_new(resolved: ResolvedRun, logger: Any) -> str:

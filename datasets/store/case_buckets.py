@@ -42,10 +42,13 @@ class CaseIdError(ValueError):
     """Case ids missing or repeated across the inputs (names ids only)."""
 
 
-def _ids(paths: Sequence[Path]) -> pa.Array:
+def _ids(paths: Sequence[Path], exclude: frozenset[str]) -> pa.Array:
     arrays = [pq.read_table(p, columns=["case_id"]).column("case_id") for p in paths]
     ids = pa.chunked_array([c for a in arrays for c in a.chunks], pa.string())
-    return ids.combine_chunks() if ids.num_chunks else pa.array([], pa.string())
+    flat = ids.combine_chunks() if ids.num_chunks else pa.array([], pa.string())
+    if exclude:
+        flat = flat.filter(pc.invert(pc.is_in(flat, value_set=pa.array(sorted(exclude)))))
+    return flat
 
 
 def check_ids(ids: pa.Array) -> None:
@@ -94,7 +97,9 @@ class CaseCounts:
         }
 
 
-def _route(paths: Sequence[Path], bounds: list[str], work: Path, conform: Any) -> list[Path]:
+def _route(
+    paths: Sequence[Path], bounds: list[str], work: Path, conform: Any, exclude: frozenset[str]
+) -> list[Path]:
     """Append every input row to its bucket's file; the bucket files written, in id order."""
     count = len(bounds) + 1
     files = [work / f"bucket-{i:05d}.parquet" for i in range(count)]
@@ -103,6 +108,11 @@ def _route(paths: Sequence[Path], bounds: list[str], work: Path, conform: Any) -
         for path in paths:
             for batch in pq.ParquetFile(path).iter_batches(BATCH_ROWS):
                 table = conform(pa.Table.from_batches([batch]))
+                if exclude:
+                    keep = pc.invert(
+                        pc.is_in(table.column("case_id"), value_set=pa.array(sorted(exclude)))
+                    )
+                    table = table.filter(keep)
                 ids = table.column("case_id").to_pylist()
                 slots = pa.array([bisect.bisect_right(bounds, i) for i in ids], pa.int32())
                 for slot in pc.unique(slots).to_pylist():
@@ -204,10 +214,11 @@ def write_bucketed(
     row_group_rows: int,
     compression_level: int | None,
     bucket_rows: int,
+    exclude: frozenset[str] = frozenset(),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Write the cases of ``paths`` sorted by case id into ``out_dir`` (see module docstring);
-    the manifest file entries and counts."""
-    ids = _ids(paths)
+    """Write the cases of ``paths`` (less the ids in ``exclude``) sorted by case id into
+    ``out_dir`` (see module docstring); the manifest file entries and counts."""
+    ids = _ids(paths, exclude)
     check_ids(ids)
     bounds = boundaries(ids, max(bucket_rows, 1))
     total = len(ids)
@@ -222,7 +233,7 @@ def write_bucketed(
     counts = CaseCounts()
     work = Path(tempfile.mkdtemp(prefix="buckets-", dir=out_dir))
     try:
-        files = _route(paths, bounds, work, conform)
+        files = _route(paths, bounds, work, conform, exclude)
         for bucket in _sorted_buckets(files):
             counts.add(bucket)
             cutter.add(bucket, name_of, entry_of)

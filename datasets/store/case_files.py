@@ -128,11 +128,13 @@ def stage_cases(
     row_group_rows: int,
     compression_level: int | None = None,
     bucket_rows: int = BUCKET_ROWS,
+    exclude: frozenset[str] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Write the version's case files into ``out_dir``: their manifest entries and counts.
 
     Cases given as files are streamed through sorted buckets (case_buckets.py: memory does not
-    grow with the set); a table already in memory is sorted and written as it is."""
+    grow with the set; ``exclude``: case ids left out); a table already in memory is sorted and
+    written as it is."""
     if isinstance(cases, pa.Table):
         table = prepare_cases(cases)
         files = write_case_files(
@@ -160,6 +162,7 @@ def stage_cases(
             row_group_rows=row_group_rows,
             compression_level=compression_level,
             bucket_rows=bucket_rows,
+            exclude=exclude or frozenset(),
         )
     except CaseIdError as exc:
         raise CasesError(str(exc)) from None

@@ -235,6 +235,7 @@ def publish(
 ) -> tuple[str, str]:
     """Publish the version; its id and the report's location."""
     from golden_distill.datasets.store.publish import publish_version
+    from golden_distill.datasets.store.signing import signing_key_from_env
 
     config = resolved.config
     clusters = selection.published_clusters()
@@ -265,6 +266,7 @@ def publish(
         force=resolved.params.force or resolved.until is not None,
         storage_options=config.publish.storage_options or None,
         config=config.publish,
+        signing_key=signing_key_from_env(secret_block=config.publish.signing_key_secret_block),
     )
     return result.version, report_location(resolved, result.url)
 
