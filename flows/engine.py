@@ -140,10 +140,9 @@ class LocalEngine:
     artifacts = False
 
     def __init__(self, resolved: ResolvedRun) -> None:
-        run = resolved.config.run
-        if run.task_runner != "thread":
-            raise StageError("validate", "--local runs in this process: task_runner must be thread")
-        self.resolved = resolved
+        if resolved.config.run.dask_address:
+            raise StageError("validate", "--local runs in this process: no --dask-address")
+        self.resolved = resolved  # a `process` task_runner runs on threads here too
         self.logger = logging.getLogger("golden_distill.run")
 
     def __enter__(self) -> LocalEngine:
