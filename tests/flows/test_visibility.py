@@ -18,7 +18,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from golden_distill.datasets.synthetic import generate_corpus
+    from golden_distill.synthetic import generate_corpus
 
     out = tmp_path_factory.mktemp("small-corpus")
     generate_corpus(out, sessions=30, seed=5, shards=1)
