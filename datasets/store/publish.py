@@ -327,9 +327,13 @@ def _publish_staged(
             raise
     try:
         move_alias(store, layout, LATEST, version, only_forward=True)
-    except BaseException:
-        withdraw_version(store, layout, version)  # a failed publish is never visible
-        raise
+    except Exception:
+        moved = False
+        with contextlib.suppress(Exception):  # the move may have landed before the error
+            moved = read_alias(store, layout, LATEST) == version
+        if not moved:
+            withdraw_version(store, layout, version)  # a failed publish is never visible
+            raise
     timings["make_visible"] = time.perf_counter() - mark
     return PublishResult(
         set_name=layout.set_name,
