@@ -75,8 +75,12 @@ from golden_distill.datasets.store.manifest import (
 from golden_distill.datasets.store.replay import ReplayCheckResult, check_table
 from golden_distill.datasets.store.signing import (
     SIGNATURE_NAME,
+    SIGNING_KEY_ENV,
+    TRUSTED_KEYS_DIR,
+    public_key_id,
     sign_manifest,
     signing_key_from_env,
+    trusted_keys,
 )
 from golden_distill.datasets.store.verify import ChecksumError, read_verified_bytes
 from golden_distill.datasets.store.versions import (
@@ -125,6 +129,25 @@ def _pause(point: str) -> None:
             time.sleep(60)
 
 
+def check_signer(store: StoreFS, signer: Ed25519PrivateKey | None) -> None:
+    """A store with ``trusted_keys/`` reads only versions signed by one of them: refuse, before
+    any work, to publish a version its readers would refuse."""
+    trusted = trusted_keys(store)
+    if not trusted:
+        return
+    if signer is None:
+        raise PublishError(
+            f"{store.display(TRUSTED_KEYS_DIR)}: this store requires signed versions; set "
+            f"{SIGNING_KEY_ENV} (or publish.signing_key_secret_block)"
+        )
+    key_id = public_key_id(signer.public_key())
+    if key_id not in trusted:
+        raise PublishError(
+            f"signing key {key_id} is not in {store.display(TRUSTED_KEYS_DIR)}; readers would "
+            "refuse the version (add its public key there first)"
+        )
+
+
 def _find_same_content(store: StoreFS, set_name: str, content: str) -> str | None:
     for version in reversed(list_versions(store, set_name)):
         with contextlib.suppress(Exception):
@@ -154,6 +177,7 @@ def publish_version(
     layout = SetLayout(set_name)
     fields = parse_fields(manifest_fields)
     signer = signing_key or signing_key_from_env()
+    check_signer(store, signer)
     timings: dict[str, float] = {}
     started = time.perf_counter()
     table = prepare_cases(cases)
