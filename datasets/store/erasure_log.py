@@ -21,8 +21,10 @@ import pyarrow.compute as pc
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.layout import SetLayout
 
-#: Tokens a needle can be inside free text: placeholders, and runs of id characters.
+#: Tokens a needle can be inside free text: placeholders, and runs of id characters; the second
+#: pattern also keeps inner dots, '@' and '+' (a key pseudonym keeps an e-mail-shaped id's form).
 _TOKEN = re.compile(r"<[A-Z][A-Z0-9_]*_[0-9a-f]{8}>|[A-Za-z0-9#][A-Za-z0-9#_\-]*")
+_DOTTED = re.compile(r"[A-Za-z0-9#][A-Za-z0-9#_.@+\-]*[A-Za-z0-9_]")
 
 
 def needle_digest(needle: str) -> str:
@@ -30,8 +32,15 @@ def needle_digest(needle: str) -> str:
 
 
 def _strings(value: Any) -> Iterable[str]:
+    """Every string in a value, and inside JSON text (arguments, responses) every JSON string."""
     if isinstance(value, str):
         yield value
+        if value[:1] in ("{", "[") and len(value) > 1:
+            try:
+                parsed = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                return
+            yield from _strings(parsed)
     elif isinstance(value, dict):
         for item in value.values():
             yield from _strings(item)
@@ -46,6 +55,7 @@ def row_tokens(row: dict[str, Any]) -> set[str]:
     for text in _strings(row):
         tokens.add(text)
         tokens.update(_TOKEN.findall(text))
+        tokens.update(_DOTTED.findall(text))
     return tokens
 
 

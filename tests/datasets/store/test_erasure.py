@@ -179,3 +179,16 @@ def test_erasure_on_a_signed_store_publishes_a_signed_version(target, casegen, m
     (new,) = list_versions(store, SET)
     report = verify_version(store, SET, new)
     assert new != v1 and report.ok and report.signed_by is not None
+
+
+def test_needles_are_found_whole_inside_json_text_and_prose():
+    from golden_distill.datasets.store.erasure_log import row_tokens
+
+    row = {
+        "case_id": "c1",
+        "steps": [{"arguments": '{"customer": {"userId": "xq.pw@abc.de"}}', "response": "[1]"}],
+        "user_input": "ticket for #W1234567, then <PERSON_0a1b2c3d>.",
+    }
+    tokens = row_tokens(row)
+    assert {"xq.pw@abc.de", "#W1234567", "<PERSON_0a1b2c3d>"} <= tokens
+    assert "#W123456" not in tokens  # whole tokens only: a prefix of an id is not a match
