@@ -59,16 +59,22 @@ def row_tokens(row: dict[str, Any]) -> set[str]:
     return tokens
 
 
+def _rows(table: pa.Table) -> Iterable[dict[str, Any]]:
+    """Rows a batch at a time, so a large version is never one Python list."""
+    for batch in table.to_batches(max_chunksize=1024):
+        yield from batch.to_pylist()
+
+
 def matching_case_ids(table: pa.Table, needles: set[str]) -> list[str]:
     """Case ids of the rows holding any needle (plain needles: the erase command)."""
-    return [r["case_id"] for r in table.to_pylist() if not needles.isdisjoint(row_tokens(r))]
+    return [r["case_id"] for r in _rows(table) if not needles.isdisjoint(row_tokens(r))]
 
 
 def _matching_digests(table: pa.Table, digests: set[str]) -> list[str]:
     """Case ids of the rows holding a needle known only by its digest (the erasure log)."""
     cache: dict[str, bool] = {}
     hits = []
-    for row in table.to_pylist():
+    for row in _rows(table):
         for token in row_tokens(row):
             found = cache.get(token)
             if found is None:
