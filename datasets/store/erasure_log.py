@@ -70,7 +70,7 @@ def matching_case_ids(table: pa.Table, needles: set[str]) -> list[str]:
     return [r["case_id"] for r in _rows(table) if not needles.isdisjoint(row_tokens(r))]
 
 
-def _matching_digests(table: pa.Table, digests: set[str]) -> list[str]:
+def erased_case_ids(table: pa.Table, digests: set[str]) -> list[str]:
     """Case ids of the rows holding a needle known only by its digest (the erasure log)."""
     cache: dict[str, bool] = {}
     hits = []
@@ -115,7 +115,7 @@ def drop_erased(
     digests = erased_needle_digests(store, layout)
     if not digests:
         return table, None
-    dropped = _matching_digests(table, digests)
+    dropped = erased_case_ids(table, digests)
     if dropped:
         keep = pc.invert(pc.is_in(table.column("case_id"), value_set=pa.array(dropped)))
         table = table.filter(keep)

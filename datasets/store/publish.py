@@ -57,7 +57,12 @@ from golden_distill.datasets.store.case_files import (
     write_clusters,
 )
 from golden_distill.datasets.store.cluster_marks import mark_published
-from golden_distill.datasets.store.erasure_log import drop_erased, erased_needle_digests
+from golden_distill.datasets.store.erasure_log import (
+    drop_erased,
+    erased_case_ids,
+    erased_needle_digests,
+    read_log,
+)
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.integrity import seal_manifest
 from golden_distill.datasets.store.layout import (
@@ -214,18 +219,13 @@ def _without_erased(
     if isinstance(cases, pa.Table):
         return drop_erased(store, layout, prepare_cases(cases))
     paths = [Path(p) for p in cases]
-    if not erased_needle_digests(store, layout):
+    digests = erased_needle_digests(store, layout)  # read once, not per batch
+    if not digests:
         return _Excluding(paths, frozenset()), None
     dropped: set[str] = set()
-    record: dict[str, Any] | None = None
     for batch in staged_batches(paths):
-        kept, record = drop_erased(store, layout, batch)
-        if kept.num_rows != batch.num_rows:
-            dropped |= set(batch.column("case_id").to_pylist()) - set(
-                kept.column("case_id").to_pylist()
-            )
-    if record is not None:
-        record = {**record, "cases_dropped": len(dropped)}
+        dropped.update(erased_case_ids(batch, digests))
+    record = {"log_entries": len(read_log(store, layout)), "cases_dropped": len(dropped)}
     return _Excluding(paths, frozenset(dropped)), record
 
 
