@@ -41,7 +41,12 @@ from golden_distill.datasets.store.manifest import volatile_keys_of
 from golden_distill.datasets.store.order import OrderDiff, compare_order, observed_order
 from golden_distill.datasets.store.replay import RecordedCall, ReplayIndex, ReplayMiss, make_call
 from golden_distill.datasets.store.signing import PublicKeys, SignatureError, public_keys_from
-from golden_distill.datasets.store.verify import ChecksumError, check_rows, read_verified_bytes
+from golden_distill.datasets.store.verify import (
+    ChecksumError,
+    check_rows,
+    describe_file,
+    read_verified_bytes,
+)
 from golden_distill.datasets.store.versions import VersionNotFound, resolve
 
 __all__ = [
@@ -167,7 +172,7 @@ class GoldenSet:
             parquet = pq.ParquetFile(pa.BufferReader(data))
         else:
             parquet = pq.ParquetFile(self.store.open_read(self._rel(name)))
-        check_rows(parquet.metadata.num_rows, entry, self.store.display(self._rel(name)))
+        check_rows(parquet.metadata.num_rows, entry, describe_file(self.store, self._rel(name)))
         if keep:
             self._parquet[name] = parquet
         return parquet

@@ -21,8 +21,10 @@ import pyarrow.compute as pc
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.layout import SetLayout
 
-#: Tokens a needle can be inside free text: placeholders, and runs of id characters.
+#: Tokens a needle can be inside free text: placeholders, and runs of id characters; the second
+#: pattern also keeps inner dots, '@' and '+' (a key pseudonym keeps an e-mail-shaped id's form).
 _TOKEN = re.compile(r"<[A-Z][A-Z0-9_]*_[0-9a-f]{8}>|[A-Za-z0-9#][A-Za-z0-9#_\-]*")
+_DOTTED = re.compile(r"[A-Za-z0-9#][A-Za-z0-9#_.@+\-]*[A-Za-z0-9_]")
 
 
 def needle_digest(needle: str) -> str:
@@ -30,8 +32,15 @@ def needle_digest(needle: str) -> str:
 
 
 def _strings(value: Any) -> Iterable[str]:
+    """Every string in a value, and inside JSON text (arguments, responses) every JSON string."""
     if isinstance(value, str):
         yield value
+        if value[:1] in ("{", "[") and len(value) > 1:
+            try:
+                parsed = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                return
+            yield from _strings(parsed)
     elif isinstance(value, dict):
         for item in value.values():
             yield from _strings(item)
@@ -46,19 +55,26 @@ def row_tokens(row: dict[str, Any]) -> set[str]:
     for text in _strings(row):
         tokens.add(text)
         tokens.update(_TOKEN.findall(text))
+        tokens.update(_DOTTED.findall(text))
     return tokens
+
+
+def _rows(table: pa.Table) -> Iterable[dict[str, Any]]:
+    """Rows a batch at a time, so a large version is never one Python list."""
+    for batch in table.to_batches(max_chunksize=1024):
+        yield from batch.to_pylist()
 
 
 def matching_case_ids(table: pa.Table, needles: set[str]) -> list[str]:
     """Case ids of the rows holding any needle (plain needles: the erase command)."""
-    return [r["case_id"] for r in table.to_pylist() if not needles.isdisjoint(row_tokens(r))]
+    return [r["case_id"] for r in _rows(table) if not needles.isdisjoint(row_tokens(r))]
 
 
-def _matching_digests(table: pa.Table, digests: set[str]) -> list[str]:
+def erased_case_ids(table: pa.Table, digests: set[str]) -> list[str]:
     """Case ids of the rows holding a needle known only by its digest (the erasure log)."""
     cache: dict[str, bool] = {}
     hits = []
-    for row in table.to_pylist():
+    for row in _rows(table):
         for token in row_tokens(row):
             found = cache.get(token)
             if found is None:
@@ -99,7 +115,7 @@ def drop_erased(
     digests = erased_needle_digests(store, layout)
     if not digests:
         return table, None
-    dropped = _matching_digests(table, digests)
+    dropped = erased_case_ids(table, digests)
     if dropped:
         keep = pc.invert(pc.is_in(table.column("case_id"), value_set=pa.array(dropped)))
         table = table.filter(keep)

@@ -57,7 +57,12 @@ from golden_distill.datasets.store.case_files import (
     write_clusters,
 )
 from golden_distill.datasets.store.cluster_marks import mark_published
-from golden_distill.datasets.store.erasure_log import drop_erased, erased_needle_digests
+from golden_distill.datasets.store.erasure_log import (
+    drop_erased,
+    erased_case_ids,
+    erased_needle_digests,
+    read_log,
+)
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.integrity import seal_manifest
 from golden_distill.datasets.store.layout import (
@@ -75,8 +80,12 @@ from golden_distill.datasets.store.manifest import (
 from golden_distill.datasets.store.replay import ReplayCheckResult, check_table
 from golden_distill.datasets.store.signing import (
     SIGNATURE_NAME,
+    SIGNING_KEY_ENV,
+    TRUSTED_KEYS_DIR,
+    public_key_id,
     sign_manifest,
     signing_key_from_env,
+    trusted_keys,
 )
 from golden_distill.datasets.store.verify import ChecksumError, read_verified_bytes
 from golden_distill.datasets.store.versions import (
@@ -125,6 +134,25 @@ def _pause(point: str) -> None:
             time.sleep(60)
 
 
+def check_signer(store: StoreFS, signer: Ed25519PrivateKey | None) -> None:
+    """A store with ``trusted_keys/`` reads only versions signed by one of them: refuse, before
+    any work, to publish a version its readers would refuse."""
+    trusted = trusted_keys(store)
+    if not trusted:
+        return
+    if signer is None:
+        raise PublishError(
+            f"{store.display(TRUSTED_KEYS_DIR)}: this store requires signed versions; set "
+            f"{SIGNING_KEY_ENV} (or publish.signing_key_secret_block)"
+        )
+    key_id = public_key_id(signer.public_key())
+    if key_id not in trusted:
+        raise PublishError(
+            f"signing key {key_id} is not in {store.display(TRUSTED_KEYS_DIR)}; readers would "
+            "refuse the version (add its public key there first)"
+        )
+
+
 def _find_same_content(store: StoreFS, set_name: str, content: str) -> str | None:
     for version in reversed(list_versions(store, set_name)):
         with contextlib.suppress(Exception):
@@ -154,6 +182,7 @@ def publish_version(
     layout = SetLayout(set_name)
     fields = parse_fields(manifest_fields)
     signer = signing_key or signing_key_from_env()
+    check_signer(store, signer)
     timings: dict[str, float] = {}
     started = time.perf_counter()
     cases, erasure = _without_erased(store, layout, cases)  # an erased subject never comes back
@@ -190,18 +219,13 @@ def _without_erased(
     if isinstance(cases, pa.Table):
         return drop_erased(store, layout, prepare_cases(cases))
     paths = [Path(p) for p in cases]
-    if not erased_needle_digests(store, layout):
+    digests = erased_needle_digests(store, layout)  # read once, not per batch
+    if not digests:
         return _Excluding(paths, frozenset()), None
     dropped: set[str] = set()
-    record: dict[str, Any] | None = None
     for batch in staged_batches(paths):
-        kept, record = drop_erased(store, layout, batch)
-        if kept.num_rows != batch.num_rows:
-            dropped |= set(batch.column("case_id").to_pylist()) - set(
-                kept.column("case_id").to_pylist()
-            )
-    if record is not None:
-        record = {**record, "cases_dropped": len(dropped)}
+        dropped.update(erased_case_ids(batch, digests))
+    record = {"log_entries": len(read_log(store, layout)), "cases_dropped": len(dropped)}
     return _Excluding(paths, frozenset(dropped)), record
 
 

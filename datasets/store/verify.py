@@ -30,7 +30,7 @@ class ChecksumError(IOError):
 
 def read_verified_bytes(store: StoreFS, rel: str, entry: dict[str, Any]) -> bytes:
     """The file's bytes, after checking size and sha256 against the manifest entry."""
-    where = store.display(rel)
+    where = describe_file(store, rel)
     try:
         data = store.read_bytes(rel)
     except FileNotFoundError:
@@ -44,6 +44,14 @@ def read_verified_bytes(store: StoreFS, rel: str, entry: dict[str, Any]) -> byte
 
 def parquet_from_bytes(data: bytes) -> pa.Table:
     return pq.read_table(pa.BufferReader(data))
+
+
+def describe_file(store: StoreFS, rel: str) -> str:
+    """``<set>@<version> file <name> (<url>)`` for messages: the version first, then where."""
+    parts = rel.split("/")
+    if len(parts) == 4 and parts[1] == "versions":
+        return f"{parts[0]}@{parts[2]} file {parts[3]} ({store.display(rel)})"
+    return store.display(rel)
 
 
 def check_rows(rows: int, entry: dict[str, Any], where: str) -> None:
@@ -105,13 +113,13 @@ def verify_version(
             try:
                 table = parquet_from_bytes(data)
             except (pa.ArrowException, OSError):
-                report.problems.append(f"{store.display(rel)}: not a readable Parquet file")
+                report.problems.append(f"{describe_file(store, rel)}: not a readable Parquet file")
                 continue
             if entry["role"] == "clusters":
                 cluster_rows = table.num_rows
                 continue
             try:
-                check_rows(table.num_rows, entry, store.display(rel))
+                check_rows(table.num_rows, entry, describe_file(store, rel))
             except ChecksumError as exc:
                 report.problems.append(str(exc))
             case_tables.append(table)

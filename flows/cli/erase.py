@@ -82,9 +82,17 @@ def erase_cmd(
         typer.echo("dry run: nothing changed (the erasure log is not written either)")
         return
 
-    def publish(table: Any, clusters: Any, fields_: dict[str, Any]) -> str:
-        from golden_distill.datasets.store.publish import publish_version
+    from golden_distill.datasets.store.publish import PublishError, check_signer, publish_version
+    from golden_distill.datasets.store.signing import SigningKeyError, signing_key_from_env
 
+    try:  # before anything is written: the new version must be one its readers accept
+        signer = signing_key_from_env(secret_block=pipeline.publish.signing_key_secret_block)
+        check_signer(fs, signer)
+    except (PublishError, SigningKeyError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+    def publish(table: Any, clusters: Any, fields_: dict[str, Any]) -> str:
         return publish_version(
             fs.url,
             set_name,
@@ -94,6 +102,7 @@ def erase_cmd(
             force=True,
             storage_options=fs.storage_options or None,
             config=pipeline.publish,
+            signing_key=signer,
         ).version
 
     plan = _guard(lambda: apply_erasure(fs, plan, key_id=key.key_id, publish=publish))

@@ -54,6 +54,13 @@ def test_report_link_failing_after_the_rename_still_succeeds_with_the_version(
     assert len(versions) == 1 and f"published version: {versions[0]}" in result.output
     assert (tmp_path / "store" / "vis" / "refs" / "latest").read_text() == f"{versions[0]}\n"
     assert verify_version(store, "vis", versions[0]).ok
+    from golden_distill.datasets.reader import open_set
+
+    golden = open_set(str(tmp_path / "store"), "vis")
+    clusters = golden.clusters()
+    assert clusters is not None  # dedup is on: the file marks what was published
+    reps = {r["case_id"] for r in clusters.to_pylist() if r["role"] == "representative"}
+    assert reps == set(golden.read_table().column("case_id").to_pylist())
 
 
 def test_a_failure_before_the_rename_leaves_nothing_visible(

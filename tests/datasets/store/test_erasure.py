@@ -10,6 +10,7 @@ from dataclasses import replace
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -143,3 +144,51 @@ def test_erase_refuses_an_unknown_subject_field_and_a_bad_set_name(target, monke
     extra = target.cli_args()
     bad = runner.invoke(app, ["erase", "--set", "nightly\n", "--subject", "user_id=x", *extra])
     assert bad.exit_code == 2 and "not a valid set name" in bad.output
+
+
+def test_erasure_on_a_signed_store_publishes_a_signed_version(target, casegen, monkeypatch):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from golden_distill.datasets.store.publish import PublishError
+    from golden_distill.datasets.store.signing import TRUSTED_KEYS_DIR, public_key_pem
+    from golden_distill.datasets.store.verify import verify_version
+
+    monkeypatch.setenv("GOLDEN_PSEUDONYM_KEY", KEY)
+    key = Ed25519PrivateKey.generate()
+    store = StoreFS(target.url, target.storage_options)
+    store.write_atomic(f"{TRUSTED_KEYS_DIR}/publisher.pem", public_key_pem(key))
+    with pytest.raises(PublishError, match="requires signed versions"):  # nothing unreadable
+        publish_version(target.url, SET, cases=casegen.make_table(3), **target.kwargs())
+    assert list_versions(store, SET) == []
+
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    monkeypatch.setenv("GOLDEN_SIGNING_KEY", pem.decode())
+    v1 = publish_version(target.url, SET, cases=_cases(casegen, range(0, 10), (3, 7)),
+                         **target.kwargs()).version  # fmt: skip
+    monkeypatch.delenv("GOLDEN_SIGNING_KEY")
+    refused = _erase(target, "--subject", f"user_id={USER}")
+    assert refused.exit_code == 2 and "signed" in refused.output
+    assert list_versions(store, SET) == [v1] and not store.exists(log_path(SetLayout(SET)))
+
+    monkeypatch.setenv("GOLDEN_SIGNING_KEY", pem.decode())
+    done = _erase(target, "--subject", f"user_id={USER}")
+    assert done.exit_code == 0, done.output
+    (new,) = list_versions(store, SET)
+    report = verify_version(store, SET, new)
+    assert new != v1 and report.ok and report.signed_by is not None
+
+
+def test_needles_are_found_whole_inside_json_text_and_prose():
+    from golden_distill.datasets.store.erasure_log import row_tokens
+
+    row = {
+        "case_id": "c1",
+        "steps": [{"arguments": '{"customer": {"userId": "xq.pw@abc.de"}}', "response": "[1]"}],
+        "user_input": "ticket for #W1234567, then <PERSON_0a1b2c3d>.",
+    }
+    tokens = row_tokens(row)
+    assert {"xq.pw@abc.de", "#W1234567", "<PERSON_0a1b2c3d>"} <= tokens
+    assert "#W123456" not in tokens  # whole tokens only: a prefix of an id is not a match

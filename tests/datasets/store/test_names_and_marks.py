@@ -69,6 +69,20 @@ def test_latest_failing_to_move_withdraws_the_version(target, casegen, monkeypat
     assert open_set(target.url, SET, **target.kwargs()).version == first.version
 
 
+def test_an_error_after_latest_moved_keeps_the_version(target, casegen, monkeypatch):
+    real = publish_module.move_alias
+
+    def lands_then_fails(*args, **kwargs):
+        real(*args, **kwargs)
+        raise OSError("connection reset after the write")
+
+    monkeypatch.setattr(publish_module, "move_alias", lands_then_fails)
+    result = publish_version(target.url, SET, cases=casegen.make_table(6), **target.kwargs())
+    store = StoreFS(target.url, target.storage_options)
+    assert list_versions(store, SET) == [result.version]
+    assert open_set(target.url, SET, **target.kwargs()).version == result.version
+
+
 def test_clusters_mark_the_published_representative_or_none(target, casegen):
     table = casegen.make_table(6)  # cluster k-0: cases 0,1; k-1: 2,3; k-2: 4,5
     ids = table.column("case_id").to_pylist()

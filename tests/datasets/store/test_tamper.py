@@ -208,6 +208,7 @@ def test_row_count_lie_in_a_file_entry_is_caught_when_the_file_is_read(target, c
     manifest["counts"]["cases"] = 999
     _write_manifest(store, result.version, manifest, reseal=True)
     golden = open_set(target.url, f"{SET}@{result.version}", **target.kwargs(), verify=False)
-    with pytest.raises(ChecksumError, match="15 rows, manifest says 999"):
+    with pytest.raises(ChecksumError, match="15 rows, manifest says 999") as raised:
         len(golden)
+    assert f"{SET}@{result.version} file cases.parquet" in str(raised.value)
     assert not verify_version(store, SET, result.version).ok
