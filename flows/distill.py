@@ -200,6 +200,7 @@ def _redact_jobs(
                 config=resolved.config,
                 out_dir=str(Path(result.candidates_path).parent / folder),
                 cache_key=key,
+                key_id=key_id,
                 pipeline_version=version,
             )
         )

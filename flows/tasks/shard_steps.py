@@ -130,14 +130,15 @@ def to_golden(table: pa.Table) -> pa.Table:
 def _redactor(config: PipelineConfig, expected_key_id: str | None) -> Any:
     """A fresh Redactor per task: its output for a shard must not depend on which shards the
     same worker process redacted before (cheap: the analyzer's heavy parts are shared)."""
-    from golden_distill.redaction.keys import resolve_key
+    from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
     from golden_distill.redaction.redactor import Redactor
 
     red = config.redaction
     key = resolve_key(secret_block=red.key_secret_block, local_key_file=red.local_key_file).key
     if expected_key_id is not None and key.key_id != expected_key_id:
-        # A worker with another key would publish pseudonyms inconsistent with the rest.
-        raise RuntimeError(
+        # A worker with another key would publish pseudonyms inconsistent with the rest. Ids
+        # only (never key material), so the message is safe to show.
+        raise PseudonymKeyError(
             f"this worker's pseudonym key is {key.key_id}, the run's is {expected_key_id}"
         )
     return Redactor.from_config(red, key, config.ingest.volatile_keys)
