@@ -12,10 +12,6 @@ no pre-filter matches is never sent to Presidio.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
-
 from dataclasses import dataclass
 from pathlib import Path
 
