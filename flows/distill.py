@@ -24,13 +24,14 @@ from prefect import flow, get_run_logger
 from prefect.futures import as_completed
 
 from golden_distill.flows import progress
-from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
+from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.errors import StageError, describe, retry_if_transient, set_error_log
 from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.run_key import run_key
 from golden_distill.flows.runners import ShardRunners, likely_cached
-from golden_distill.flows.source_files import Shard, discover_shards
-from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
+from golden_distill.flows.shard_plan import plan_shards
+from golden_distill.flows.source_files import discover_shards
+from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardResult
 from golden_distill.flows.tasks.publish import inputs_sha256, publish_set
 from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
 from golden_distill.flows.tasks.select import Selection, select_cases, selection_cache_key
@@ -57,44 +58,6 @@ def _key_id(resolved: ResolvedRun) -> str:
         ).key.key_id
     except Exception as exc:
         raise StageError("validate", describe(exc)) from None
-
-
-def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
-    """One job per shard, with its cache key and content-addressed output folder."""
-    params, config = resolved.params, resolved.config
-    window = (
-        params.since.isoformat() if params.since else None,
-        params.until.isoformat() if params.until else None,
-    )
-    config_sha = shard_config_sha256(config)
-    version = pipeline_version()
-    jobs = []
-    for index, shard in enumerate(shards):
-        key = None
-        if shard.fingerprint and config.run.cache_shards:
-            key = shard_cache_key(
-                fingerprint=shard.fingerprint,
-                config_sha256=config_sha,
-                version=version,
-                window=window,
-            )
-        # A cacheable shard's folder is named by its key (content-addressed, reused by reruns);
-        # an uncacheable one gets a fresh folder per run.
-        folder = key[:32] if key else f"nocache-{time.time_ns()}-{index}"
-        jobs.append(
-            ShardJob(
-                index=index,
-                shard=shard,
-                config=config,
-                out_dir=str(resolved.work_dir / "shards" / folder),
-                cache_key=key,
-                pipeline_version=version,
-                source_format=params.source_format,
-                since=window[0],
-                until=window[1],
-            )
-        )
-    return jobs
 
 
 def _with_retries(task: Any, resolved: ResolvedRun, refresh: bool = False) -> Any:

@@ -14,12 +14,14 @@ reports errors with their stage.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
-from golden_distill.flows.caching import pipeline_version
-from golden_distill.flows.config import config_sha256
+from golden_distill.flows.caching import version_inputs_sha256
 from golden_distill.flows.params import DistillParams, ResolvedRun
+from golden_distill.flows.shard_plan import plan_shards
+from golden_distill.flows.source_files import discover_shards
+from golden_distill.flows.tasks.global_steps import latest_made_from, version_location
+from golden_distill.redaction.keys import resolve_key
 
 
 def run_key(
@@ -27,13 +29,9 @@ def run_key(
 ) -> str | None:
     """sha256 over every shard cache key, the whole config, set, key id and code; None when a
     shard has no cache key (uncacheable input: the run must happen)."""
-    if not shard_keys or any(k is None for k in shard_keys):
+    if not shard_keys:
         return None
-    digest = hashlib.sha256(config_sha256(resolved.config).encode())
-    digest.update(f"{resolved.set_name}\x1f{key_id or '-'}\x1f{pipeline_version()}".encode())
-    for key in sorted(k for k in shard_keys if k):
-        digest.update(key.encode())
-    return digest.hexdigest()
+    return version_inputs_sha256(resolved.config, resolved.set_name, key_id, shard_keys)
 
 
 def unchanged_latest(params: DistillParams) -> tuple[str, str] | None:
@@ -46,11 +44,6 @@ def unchanged_latest(params: DistillParams) -> tuple[str, str] | None:
         red = resolved.config.redaction
         if red.key_secret_block:  # resolving a Secret block needs the Prefect API
             return None
-        from golden_distill.flows.distill import plan_shards
-        from golden_distill.flows.source_files import discover_shards
-        from golden_distill.flows.tasks.global_steps import latest_made_from, version_location
-        from golden_distill.redaction.keys import resolve_key
-
         key_id = resolve_key(local_key_file=red.local_key_file).key.key_id
         shards = discover_shards(resolved.sources, memo=resolved.work_dir / "fingerprints.json")
         key = run_key(resolved, [job.cache_key for job in plan_shards(resolved, shards)], key_id)
