@@ -37,6 +37,7 @@ from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
 from golden_distill.flows.tasks.select import Selection, select_cases, selection_cache_key
 from golden_distill.flows.tasks.shard import outputs_present, process_shard
 from golden_distill.flows.workdir import prune
+from golden_distill.redaction.keys import resolve_key
 
 
 def _validate(params: DistillParams) -> ResolvedRun:
@@ -49,7 +50,6 @@ def _validate(params: DistillParams) -> ResolvedRun:
 def _key_id(resolved: ResolvedRun) -> str:
     """The pseudonym key's id, resolved before any work (a missing key fails in `validate`);
     part of the redaction cache key: a new key must re-pseudonymise."""
-    from golden_distill.redaction.keys import resolve_key
 
     red = resolved.config.redaction
     try:

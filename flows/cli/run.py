@@ -11,6 +11,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from golden_distill.flows import progress
+from golden_distill.flows.errors import describe, find_stage_error
 
 HELP = """Run the whole pipeline once: read -> funnels -> quotas + dedup -> redact -> publish.
 
@@ -44,8 +50,6 @@ class _Display:
     """A one-line progress display fed by the flow's progress events (counts only)."""
 
     def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self.console = Console(stderr=True)
         self.progress = Progress(
@@ -121,9 +125,7 @@ def run_command(
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
 ) -> None:
-    from pydantic import ValidationError
-
-    from golden_distill.flows.errors import describe, find_stage_error
+    # heavy (polars, scikit-learn): loaded when the command runs, not for --help
     from golden_distill.flows.params import DistillParams
 
     try:
@@ -162,12 +164,14 @@ def run_command(
 def _boot_api_in_background() -> threading.Thread | None:
     """Start Prefect's temporary API server while the pipeline's modules import (seconds saved
     on every run: the server boots in its own process). Nothing to do when an API is set."""
+    # heavy (Prefect): loaded when a run starts, not for --help
     from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
 
     if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
         return None
 
     def boot() -> None:
+        # heavy (Prefect's server), imported in the boot thread, in parallel with the pipeline
         from prefect.server.api.server import SubprocessASGIServer
 
         with contextlib.suppress(Exception):  # if it fails, the flow starts it and reports why
@@ -184,6 +188,7 @@ def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | Ba
     An unchanged rerun (same shards, config, set, key and code as the set's latest version) is
     answered before Prefect starts: booting its temporary API was most of a no-op run's time.
     """
+    # heavy (Prefect, Presidio, scikit-learn): loaded when a run starts, not for --help
     from golden_distill.flows.run_key import unchanged_latest
 
     unchanged = unchanged_latest(params)
@@ -191,7 +196,7 @@ def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | Ba
         return unchanged[0], unchanged[1], True
     _quiet_prefect(verbose)
     booting = _boot_api_in_background()
-    from golden_distill.flows import progress
+    # imported after the API boot started, so the two overlap
     from golden_distill.flows.distill import run_distill
 
     if booting is not None:

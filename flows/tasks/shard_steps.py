@@ -17,15 +17,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from golden_distill.datasets.quarantine import read_quarantine
+from golden_distill.datasets.ingest import ingest
+from golden_distill.datasets.quarantine import Quarantine, read_quarantine
 from golden_distill.datasets.schema import CASE_SCHEMA, GOLDEN_SCHEMA
+from golden_distill.filters.dedup.signature import signatures
+from golden_distill.filters.runner import score_cases
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks.jobs import ShardJob
+from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
+from golden_distill.redaction.redactor import Redactor
+from golden_distill.redaction.shard import redact_table
 
 
 def read_shard(job: ShardJob, canonical_dir: Path) -> tuple[pa.Table, dict[str, Any]]:
     """Ingest one source into canonical Parquet under ``canonical_dir`` and load it."""
-    from golden_distill.datasets.ingest import ingest
 
     summary = ingest(
         [job.shard.uri], canonical_dir, fmt=job.source_format, config=job.config.ingest
@@ -93,7 +98,6 @@ def score_funnels(
 ) -> tuple[pa.Table, pl.DataFrame, dict[str, Any]]:
     """Every funnel over the shard (no quotas: they are global). Returns the candidates' full
     rows with funnels, funnel_reasons and value_score; the small per-case decisions; counts."""
-    from golden_distill.filters.runner import score_cases
 
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
@@ -109,7 +113,6 @@ def score_funnels(
 
 
 def dedup_signatures(redacted: pa.Table, config: PipelineConfig) -> pa.Table:
-    from golden_distill.filters.dedup.signature import signatures
 
     frame = pl.from_arrow(redacted)
     assert isinstance(frame, pl.DataFrame)
@@ -130,8 +133,6 @@ def to_golden(table: pa.Table) -> pa.Table:
 def _redactor(config: PipelineConfig, expected_key_id: str | None) -> Any:
     """A fresh Redactor per task: its output for a shard must not depend on which shards the
     same worker process redacted before (cheap: the analyzer's heavy parts are shared)."""
-    from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
-    from golden_distill.redaction.redactor import Redactor
 
     red = config.redaction
     key = resolve_key(secret_block=red.key_secret_block, local_key_file=red.local_key_file).key
@@ -150,8 +151,6 @@ def redact_candidates(
     """Scrub and verify every candidate (fail closed). Returns the redacted rows, the ids of
     quarantined candidates with their reason (also appended to the shard's quarantine file),
     and counts per entity type / per reason."""
-    from golden_distill.datasets.quarantine import Quarantine
-    from golden_distill.redaction.shard import redact_table
 
     result = redact_table(candidates, _redactor(config, key_id))
     with Quarantine(path=quarantine_path) as quarantine:
