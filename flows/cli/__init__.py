@@ -43,5 +43,35 @@ def _register_all() -> None:
 _register_all()
 
 
+#: Top-level modules of the `pipeline` extra (pyproject.toml). The base install reads golden sets
+#: (`golden sets ...`, the reader); a command that needs one of these says how to install it.
+PIPELINE_ONLY_MODULES = frozenset(
+    {
+        "prefect",
+        "prefect_dask",
+        "presidio_analyzer",
+        "presidio_anonymizer",
+        "polars",
+        "sklearn",
+        "faker",
+        "psycopg",
+        "psutil",
+        "ahocorasick",
+        "msgspec",
+    }
+)
+
+
 def main() -> None:
-    app()
+    try:
+        app()
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in PIPELINE_ONLY_MODULES:
+            raise
+        typer.echo(
+            f"golden: this command needs the pipeline install ({missing} is missing): "
+            "pip install 'golden-distill[pipeline]'",
+            err=True,
+        )
+        raise SystemExit(1) from None
