@@ -2,9 +2,9 @@
 
     python block_pipeline.py -c CODE | -m MODULE [args]
 
-A meta-path finder refuses every top-level module of the `pipeline` extra (Prefect, Presidio,
-polars, scikit-learn, ...), so importing one raises ModuleNotFoundError exactly as on a machine
-where `pip install golden-distill[reader]` did not install it.
+A meta-path finder refuses every top-level module of the `pipeline` extra in pyproject.toml
+(Prefect, Presidio, polars, scikit-learn, ...), so importing one raises ModuleNotFoundError
+exactly as on a machine where `pip install golden-distill[reader]` did not install it.
 """
 
 from __future__ import annotations
@@ -12,24 +12,10 @@ from __future__ import annotations
 import runpy
 import sys
 
-BLOCKED = frozenset(
-    {
-        "prefect",
-        "prefect_dask",
-        "presidio_analyzer",
-        "presidio_anonymizer",
-        "polars",
-        "sklearn",
-        "faker",
-        "psycopg",
-        "psutil",
-        "ahocorasick",
-        "msgspec",
-        "spacy",
-        "dask",
-        "distributed",
-    }
-)
+from pipeline_extra import pipeline_modules  # beside this script (its folder is on sys.path)
+
+#: The pipeline extra's modules (from pyproject.toml), plus what they would pull in optionally.
+BLOCKED = frozenset(pipeline_modules() | {"spacy", "dask", "distributed"})
 
 
 class _Blocker:
