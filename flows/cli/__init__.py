@@ -31,6 +31,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ingest",
     "generate",
     "redact",
+    "erase",
+    "work",
 )
 
 

@@ -33,7 +33,7 @@ Point your editor at it for completion and inline docs, e.g.:
 def validate_command(
     file: Annotated[Path, typer.Argument(help="The YAML config file to check.")],
 ) -> None:
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import load_pipeline_config
 
     try:
@@ -48,7 +48,7 @@ def validate_command(
 def schema_command(
     indent: Annotated[int, typer.Option(help="JSON indentation.")] = 2,
 ) -> None:
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import PipelineConfig
 
     schema = PipelineConfig.model_json_schema()

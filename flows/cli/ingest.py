@@ -117,7 +117,7 @@ def ingest_command(
     ] = False,
 ) -> None:
 
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.ingest import IngestError, ingest
     from golden_distill.datasets.sources.registry import ADAPTERS
 
@@ -129,7 +129,7 @@ def ingest_command(
         raise typer.Exit(2)
     ingest_config = IngestConfig()
     if config is not None:
-        # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+        # heavy: loaded when the command runs, not for `golden --help`
         from golden_distill.flows.config import load_pipeline_config
 
         try:

@@ -40,7 +40,7 @@ def _is_canonical(sources: list[str]) -> bool:
 
 def _ingest(sources: list[str], work: Path, fmt: str | None, config: Any) -> tuple[Path, dict]:
     try:
-        # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+        # heavy: loaded when the command runs, not for `golden --help`
         from golden_distill.datasets.ingest import ingest
     except ImportError:
         raise typer.BadParameter(
@@ -56,7 +56,7 @@ def _ingest(sources: list[str], work: Path, fmt: str | None, config: Any) -> tup
 
 
 def _load_frame(path_or_sources: Any, sample: int | None, configs: list[Any]) -> Any:
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
 
     from golden_distill.filters.case_source import read_cases
@@ -72,14 +72,14 @@ def _load_frame(path_or_sources: Any, sample: int | None, configs: list[Any]) ->
 
 
 def _decide(frame: Any, funnels_cfg: Any) -> Any:
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.runner import decide_selection, score_cases
 
     return decide_selection(score_cases(frame, funnels_cfg, details=True), funnels_cfg)
 
 
 def _load_config(path: Path | None) -> Any:
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import load_pipeline_config
 
     try:
@@ -108,7 +108,7 @@ def preview_command(
     examples: Annotated[int, typer.Option(min=0, help="Example case ids per funnel.")] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.preview import diff_report, preview_report
 
     started = time.perf_counter()

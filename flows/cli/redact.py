@@ -48,7 +48,7 @@ def shard_paths(source: Path) -> list[Path]:
 
 def _redactor(config: RedactionConfig, key: PseudonymKey, volatile: list[str], opt_out: list[str]):
     """One Redactor per worker process (Presidio engines are built once, then reused)."""
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.redaction.redactor import Redactor
 
     token = (config.model_dump_json(), key.key_id, tuple(volatile), tuple(opt_out))
@@ -67,7 +67,7 @@ def redact_shard_file(
     opt_out: list[str],
 ) -> dict[str, Any]:
     """Redact one shard file into ``out_path`` (written whole, then renamed)."""
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     import pyarrow.parquet as pq
 
     from golden_distill.redaction.shard import redact_table
@@ -100,7 +100,7 @@ def redact_command(
         typer.Option(help="Demo only: local key file, created (mode 0600) if missing."),
     ] = None,
 ) -> None:
-    # heavy (polars, scikit-learn, Presidio): loaded when the command runs, not for --help
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import load_pipeline_config
 
     try:

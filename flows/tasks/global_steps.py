@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from golden_distill.datasets.reader import VersionNotFound, open_set
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.datasets.store.publish import publish_version
+from golden_distill.datasets.store.signing import signing_key_from_env
 from golden_distill.filters.dedup.cluster import cluster
 from golden_distill.filters.dedup.representatives import choose_representatives
 from golden_distill.filters.runner import SELECTED, decide_selection
@@ -209,7 +210,6 @@ def publish(
     key_id: str | None,
 ) -> tuple[str, str]:
     """Publish the version; its id and the report's location."""
-
     config = resolved.config
     clusters = selection.clusters.to_arrow() if selection.clusters is not None else None
     report_html = render(stats)
@@ -237,6 +237,7 @@ def publish(
         force=resolved.params.force,
         storage_options=config.publish.storage_options or None,
         config=config.publish,
+        signing_key=signing_key_from_env(secret_block=config.publish.signing_key_secret_block),
     )
     return result.version, report_location(resolved, result.url)
 
