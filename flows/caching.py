@@ -112,10 +112,12 @@ def version_inputs_sha256(
     key_id: str | None,
     keys: Sequence[str | None],
     head: str = "",
+    extra: str | None = None,
 ) -> str | None:
     """What a published version is made of, as one sha256: ``head`` (e.g. the selection's key),
-    the whole config, the set, the pseudonym key id, the code, and ``keys`` (shard or redaction
-    cache keys, in any order). None when a key is None (an uncacheable input: no reuse).
+    the whole config, the set, the pseudonym key id, the code, ``extra`` (e.g. the run's window),
+    and ``keys`` (shard or redaction cache keys, in any order). None when a key is None (an
+    uncacheable input: no reuse).
 
     Behind both the run key (flows/run_key.py, checked before Prefect starts) and the flow's
     ``inputs_sha256`` (flows/tasks/publish.py, checked before publishing).
@@ -125,6 +127,8 @@ def version_inputs_sha256(
     digest = hashlib.sha256(head.encode())
     digest.update(config_sha256(config).encode())
     digest.update(f"{set_name}\x1f{key_id or '-'}\x1f{pipeline_version()}".encode())
+    if extra is not None:
+        digest.update(extra.encode())
     for key in sorted(k for k in keys if k):
         digest.update(key.encode())
     return digest.hexdigest()

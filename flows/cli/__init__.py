@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "redact",
     "erase",
     "work",
+    "alerts",
 )
 
 

@@ -12,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from golden_distill.datasets.schema import CASE_SCHEMA
-from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.distill import _redact_jobs
 from golden_distill.flows.tasks.jobs import ShardResult
@@ -36,9 +35,9 @@ def _jobs(tmp_path: Path, key_id: str) -> list:
         decisions_path="",
         quarantine_path="",
     )
-    resolved = SimpleNamespace(config=PipelineConfig())
+    prepared = SimpleNamespace(resolved=SimpleNamespace(config=PipelineConfig()), key_id=key_id)
     ids = pl.Series(["c_0", "c_2"], dtype=pl.String)
-    return _redact_jobs(resolved, [shard], ids, set(), key_id, pipeline_version(), 0)
+    return _redact_jobs(prepared, [shard], ids, set(), 0)
 
 
 def test_redact_jobs_carry_the_runs_key_id(tmp_path: Path):
