@@ -20,8 +20,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
-
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq

@@ -35,13 +35,13 @@ import fsspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from golden_distill.datasets.ingest import (
+from golden_distill.datasets.ingest_output import (
     CASES_DIR,
     QUARANTINE_FILE,
     IngestSummary,
     Progress,
     SourceSummary,
-    _read_into,
+    read_into,
 )
 from golden_distill.datasets.quarantine import Quarantine, QuarantineEntry
 from golden_distill.datasets.shards import ShardWriter
@@ -256,7 +256,7 @@ def run_unit(unit: Unit, out_dir: Path, config: IngestConfig) -> UnitResult:
                 _read_range(unit, config, writer, quarantine, stats)
             else:
                 adapter = ADAPTERS[unit.fmt](config)  # type: ignore[call-arg]
-                _read_into(adapter, unit.uri, writer, quarantine, stats, lambda: None)
+                read_into(adapter, unit.uri, writer, quarantine, stats, lambda: None)
         except SourceError as exc:
             result.error = str(exc)
     result.records_read, result.cases, result.bytes_read = (

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from golden_distill.datasets.sources.tool_catalogue import system_from_prefix
 from golden_distill.filters.case_source import INPUT_COLUMNS
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.json_paths import max_number_expr
@@ -42,11 +43,7 @@ def system_for_name(name: str, cfg: FunnelsConfig) -> str | None:
     hv = cfg.high_value_mutating
     if name in hv.tool_systems:
         return hv.tool_systems[name]
-    lowered = name.lower()
-    for prefix, system in hv.system_prefixes.items():
-        if lowered.startswith(prefix.lower()):
-            return system
-    return None
+    return system_from_prefix(name, hv.system_prefixes)
 
 
 def resolved_system(names: pl.Series, cfg: FunnelsConfig) -> pl.Expr:

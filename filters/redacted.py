@@ -14,12 +14,11 @@ from typing import ClassVar
 
 import polars as pl
 
+from golden_distill.datasets.tenant_opt_out import OPTED_OUT, TenantOptOut
 from golden_distill.filters.funnel import Funnel
 from golden_distill.filters.inputs import FunnelInputs
 
 PASS_REASON = "tenant not opted out"
-#: Reason code for cases the gate refuses (reported, never a tenant's data).
-OPTED_OUT = "tenant_opted_out"
 
 
 class RedactedGate(Funnel):
@@ -27,10 +26,8 @@ class RedactedGate(Funnel):
     role = "gate"
 
     def score(self, inputs: FunnelInputs) -> pl.LazyFrame:
-        opted_out = self.config.redacted.opt_out_tenants
-        return inputs.cases.select(
-            "case_id", opted_out=pl.col("tenant_id").is_in(opted_out).fill_null(False)
-        )
+        rule = TenantOptOut.of(self.config.redacted.opt_out_tenants)
+        return inputs.cases.select("case_id", opted_out=rule.expr("tenant_id"))
 
     def decide(self, scores: pl.LazyFrame) -> pl.LazyFrame:
         member = ~pl.col("opted_out")

@@ -1,9 +1,11 @@
 """Run every funnel over a batch of cases, then the quotas: the funnel stage of the pipeline.
 
-``select(source, config)`` is what the flow calls. Scoring goes batch by batch (bounded memory:
-only case_id, tenant_id, intent, steps and outcome are read) into one small *decisions* row per
-case; quotas need the whole batch (caps and percentiles are batch-wide), and run on those small
-rows only. The full rows of the selected cases are joined back at the end.
+The flow calls the two phases separately: ``score_cases`` per shard (batch by batch, bounded
+memory: only case_id, tenant_id, intent, steps and outcome are read) into one small *decisions*
+row per case, then ``decide_selection`` once over every shard's decisions (quotas need the whole
+batch: caps and percentiles are batch-wide), on those small rows only; `golden preview` does the
+same on its sample. ``select(source, config)`` chains both for one source and joins the full rows
+of the selected cases back (``annotate``): for tests and benches, not used by the flow.
 
 value_score = sum over the case's select funnels of each funnel's contribution (weight x
 strength; see each funnel's module docstring). Gates contribute nothing; a case in no select
@@ -199,8 +201,8 @@ def decide_selection(scored: pl.DataFrame, config: FunnelsConfig) -> pl.DataFram
 
 
 def annotate(cases: pl.DataFrame | pl.LazyFrame, decisions: pl.DataFrame) -> pl.DataFrame:
-    """The selected rows of ``cases`` (e.g. one shard) with funnels, funnel_reasons and
-    value_score added, in priority order. The flow calls this shard by shard."""
+    """The selected rows of ``cases`` with funnels, funnel_reasons and value_score added, in
+    priority order (``select``'s last step; the flow joins its own decisions instead)."""
     chosen = (
         decisions.filter(pl.col("status") == SELECTED)
         .select("case_id", "funnels", "funnel_reasons", "value_score", "priority")

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from golden_distill.flows.config import PipelineConfig
+from golden_distill.flows.config import PipelineConfig, config_sha256
 
 #: Config sections whose values change what a shard task produces.
 SHARD_SECTIONS = ("ingest", "funnels", "redaction", "dedup")
@@ -104,6 +104,34 @@ def shard_cache_key(
 ) -> str:
     parts = [fingerprint, config_sha256, version, window[0] or "-", window[1] or "-"]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+def version_inputs_sha256(
+    config: PipelineConfig,
+    set_name: str,
+    key_id: str | None,
+    keys: Sequence[str | None],
+    head: str = "",
+    extra: str | None = None,
+) -> str | None:
+    """What a published version is made of, as one sha256: ``head`` (e.g. the selection's key),
+    the whole config, the set, the pseudonym key id, the code, ``extra`` (e.g. the run's window),
+    and ``keys`` (shard or redaction cache keys, in any order). None when a key is None (an
+    uncacheable input: no reuse).
+
+    Behind both the run key (flows/run_key.py, checked before Prefect starts) and the flow's
+    ``inputs_sha256`` (flows/tasks/publish.py, checked before publishing).
+    """
+    if any(key is None for key in keys):
+        return None
+    digest = hashlib.sha256(head.encode())
+    digest.update(config_sha256(config).encode())
+    digest.update(f"{set_name}\x1f{key_id or '-'}\x1f{pipeline_version()}".encode())
+    if extra is not None:
+        digest.update(extra.encode())
+    for key in sorted(k for k in keys if k):
+        digest.update(key.encode())
+    return digest.hexdigest()
 
 
 def shard_task_cache_key(context: Any, parameters: dict[str, Any]) -> str | None:

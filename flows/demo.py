@@ -14,7 +14,12 @@ import os
 import sys
 from pathlib import Path
 
+from golden_distill.flows.cli.run import execute
 from golden_distill.flows.config import DEFAULT_CONFIG_PATH
+from golden_distill.flows.errors import describe, find_stage_error
+from golden_distill.flows.params import DistillParams
+from golden_distill.redaction.keys import ENV_VAR, read_or_create_key_file
+from golden_distill.synthetic import generate_corpus
 
 DEMO_SESSIONS = 3_000
 DEMO_SHARDS = 4
@@ -25,7 +30,6 @@ def ensure_corpus(corpus: Path, sessions: int = DEMO_SESSIONS, shards: int = DEM
     """Generate the sample corpus unless one is there; True when generated now."""
     if corpus.is_dir() and any(p.name.startswith("recordings-") for p in corpus.iterdir()):
         return False
-    from golden_distill.synthetic import generate_corpus
 
     generate_corpus(corpus, sessions=sessions, seed=DEMO_SEED, shards=shards)
     return True
@@ -33,7 +37,6 @@ def ensure_corpus(corpus: Path, sessions: int = DEMO_SESSIONS, shards: int = DEM
 
 def ensure_key(key_file: Path) -> str:
     """Use GOLDEN_PSEUDONYM_KEY when set; else a local demo key file (mode 0600). Says which."""
-    from golden_distill.redaction.keys import ENV_VAR, read_or_create_key_file
 
     if os.environ.get(ENV_VAR):
         return f"pseudonym key: from {ENV_VAR}"
@@ -61,10 +64,6 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("  (reused)")
     print(ensure_key(base / "pseudonym.key"))
-
-    from golden_distill.flows.cli.run import execute
-    from golden_distill.flows.errors import describe, find_stage_error
-    from golden_distill.flows.params import DistillParams
 
     params = DistillParams(
         config_path=args.config,

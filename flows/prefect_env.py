@@ -20,8 +20,6 @@ PREFECT_DEFAULTS: dict[str, str] = {
     "DO_NOT_TRACK": "1",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "PREFECT_LOGGING_SERVER_LEVEL": "WARNING",
-    # Presidio's e-mail recognizer must never reach for the network (tldextract's suffix list).
-    "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",
 }
 
 

@@ -14,12 +14,10 @@ reports errors with their stage.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from golden_distill.flows.caching import pipeline_version
-from golden_distill.flows.config import config_sha256
+from golden_distill.flows.caching import version_inputs_sha256
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.global_steps import latest_made_from, version_location
 
@@ -32,14 +30,12 @@ def run_key(
 ) -> str | None:
     """sha256 over every shard cache key, the whole config, set, key id and code; None when a
     shard has no cache key (uncacheable input: the run must happen)."""
-    if not shard_keys or any(k is None for k in shard_keys):
+    if not shard_keys:
         return None
-    digest = hashlib.sha256(config_sha256(resolved.config).encode())
-    digest.update(f"{resolved.set_name}\x1f{key_id or '-'}\x1f{pipeline_version()}".encode())
-    digest.update(f"{resolved.window}\x1f{resolved.params.rebuild}".encode())
-    for key in sorted(k for k in shard_keys if k):
-        digest.update(key.encode())
-    return digest.hexdigest()
+    window = f"{resolved.window}\x1f{resolved.params.rebuild}"
+    return version_inputs_sha256(
+        resolved.config, resolved.set_name, key_id, shard_keys, extra=window
+    )
 
 
 def unchanged_latest(prepared: Prepared) -> tuple[str, str] | None:

@@ -41,6 +41,7 @@ def workers_share_api(needed: bool = True) -> Iterator[str | None]:
         else:
             yield url
         return
+    # heavy, and only needed when a worker-facing API server is started
     from prefect.server.api.server import SubprocessASGIServer
 
     server = SubprocessASGIServer()  # the same singleton Prefect's client starts on demand
@@ -68,6 +69,7 @@ def is_process_based(run: FlowConfig) -> bool:
 def make_shard_runner(run: FlowConfig) -> TaskRunner:
     """The task runner for shard tasks, as the `run:` config (or --dask-address) asks."""
     if run.task_runner == "dask":
+        # optional: Dask (prefect-dask, distributed) only for run.task_runner: dask
         from prefect_dask import DaskTaskRunner
 
         if run.dask_address:

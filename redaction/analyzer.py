@@ -12,13 +12,10 @@ no pre-filter matches is never sent to Presidio.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
-
 from dataclasses import dataclass
 from pathlib import Path
 
+import presidio_analyzer
 import yaml
 from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
 from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer
@@ -53,7 +50,6 @@ class Finding:
 
 def presidio_default_labels_to_ignore() -> list[str]:
     """``labels_to_ignore`` from Presidio's shipped default NLP configuration."""
-    import presidio_analyzer
 
     conf = Path(presidio_analyzer.__file__).parent / "conf" / "default.yaml"
     data = yaml.safe_load(conf.read_text(encoding="utf-8")) or {}
@@ -61,6 +57,7 @@ def presidio_default_labels_to_ignore() -> list[str]:
 
 
 def _ner_engine(model: str) -> NlpEngine:
+    # optional: spaCy only when ner_model names an installed pipeline
     import spacy
 
     if not (spacy.util.is_package(model) or Path(model).exists()):

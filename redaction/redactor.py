@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from golden_distill.datasets.canonical_json import canonical_args_sha256, normalise_volatile_keys
+from golden_distill.datasets.tenant_opt_out import OPTED_OUT, TenantOptOut
 from golden_distill.redaction.analyzer import TextAnalyzer
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.findings_cache import FindingsCache
@@ -51,7 +52,6 @@ from golden_distill.redaction.walker import (
 )
 
 STAGE = "redaction"
-OPTED_OUT = "tenant_opted_out"
 REDACTION_ERROR = "redaction_error"
 _INTEGER = re.compile(r"-?\d+")
 
@@ -123,7 +123,7 @@ class Redactor:
                 self.text_patterns.append(
                     (re.compile(rf"(?<![0-9])(?:{kf.text_pattern})(?![0-9A-Za-z])"), rule)
                 )
-        self.opt_out = frozenset(opt_out_tenants)
+        self.opt_out = TenantOptOut.of(opt_out_tenants)
 
     @classmethod
     def from_config(
@@ -138,7 +138,7 @@ class Redactor:
         return cls(config, key, volatile_keys, opt_out_tenants)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Redactor, (self.config, self.key, self.volatile_keys, sorted(self.opt_out)))
+        return (Redactor, (self.config, self.key, self.volatile_keys, sorted(self.opt_out.tenants)))
 
     @property
     def key_id(self) -> str:
@@ -310,7 +310,7 @@ class Redactor:
         scans: list[tuple[int, CaseScan]] = []
         for i, row in enumerate(rows):
             case_id = str(row.get("case_id") or "")
-            if row.get("tenant_id") in self.opt_out:
+            if self.opt_out.excludes(row.get("tenant_id")):
                 out[i] = CaseRedaction(case_id, None, OPTED_OUT)
                 continue
             try:
@@ -346,7 +346,7 @@ class Redactor:
     def redact(self, row: dict[str, Any]) -> CaseRedaction:
         """Redact one case row (fail closed: any error quarantines it)."""
         case_id = str(row.get("case_id") or "")
-        if row.get("tenant_id") in self.opt_out:
+        if self.opt_out.excludes(row.get("tenant_id")):
             return CaseRedaction(case_id, None, OPTED_OUT)
         try:
             return self.finish(self.scan(row), self.findings_cache())

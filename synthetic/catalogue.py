@@ -12,15 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-SYSTEM_BY_PREFIX: dict[str, str] = {
-    "erp_": "ERP",
-    "mes_": "MES",
-    "crm_": "CRM",
-    "fin_": "FINANCE",
-    "kb_": "KB",
-    "hr_": "HR",
-    "wms_": "WMS",
-}
+from golden_distill.datasets.sources.tool_catalogue import system_from_prefix
 
 #: Hand-off tools the human_handoff funnel knows by default.
 HANDOFF_TOOLS: tuple[str, ...] = (
@@ -30,14 +22,6 @@ HANDOFF_TOOLS: tuple[str, ...] = (
 )
 #: The one alternative route the recovery funnel knows by default (failed tool -> alternatives).
 ALTERNATIVES: dict[str, tuple[str, ...]] = {"erp_get_order": ("erp_search_orders",)}
-
-
-def system_of(name: str) -> str | None:
-    """The system a tool name's prefix says it belongs to (None for hand-off tools)."""
-    for prefix, system in SYSTEM_BY_PREFIX.items():
-        if name.startswith(prefix):
-            return system
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +42,8 @@ def _t(
     write: bool = False,
     amount_path: str | None = None,
 ) -> Tool:
-    return Tool(name, system_of(name), write, args, response, amount_path)
+    # the pipeline's own prefix rule: hand-off tools have no system
+    return Tool(name, system_from_prefix(name), write, args, response, amount_path)
 
 
 TOOLS: dict[str, Tool] = {

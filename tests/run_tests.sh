@@ -5,7 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 export PREFECT_HOME="${PREFECT_HOME:-$(mktemp -d)}"
-export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS=""
 export DO_NOT_TRACK=1
 cleanup_hooks=()
 cleanup() { for h in "${cleanup_hooks[@]}"; do eval "$h" || true; done; }

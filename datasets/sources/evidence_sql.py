@@ -67,6 +67,7 @@ def connect(uri: str) -> Any:
             raise SourceError(f"{uri}: no such SQLite database file")
         return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     if dialect == "postgresql":
+        # optional: psycopg is needed only for PostgreSQL evidence tables
         import psycopg
 
         try:

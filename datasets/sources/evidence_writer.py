@@ -169,6 +169,7 @@ class EvidenceWriter:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(path)
         elif self.dialect == "postgresql":
+            # optional: psycopg is needed only for PostgreSQL evidence tables
             import psycopg
 
             try:
@@ -295,6 +296,7 @@ def _is_integrity_error(exc: Exception) -> bool:
     if isinstance(exc, sqlite3.IntegrityError):
         return True
     try:
+        # optional: psycopg is needed only for PostgreSQL evidence tables
         import psycopg
     except ImportError:  # pragma: no cover - psycopg is a dependency
         return False

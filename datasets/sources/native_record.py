@@ -32,12 +32,10 @@ from golden_distill.datasets.quarantine import MISSING_FIELD, WRONG_TYPE
 from golden_distill.datasets.schema import CASE_SCHEMA, STEP_KINDS, STEP_STATUSES, make_case_id
 from golden_distill.datasets.sources.case_batch import build_batch, list_of_structs
 from golden_distill.datasets.sources.native_shape import Context, Handoff, Intent, Recording
-from golden_distill.datasets.sources.tool_catalogue import PREFIX_SYSTEMS
+from golden_distill.datasets.sources.tool_catalogue import SystemsByName
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
-#: "erp" -> "ERP": tool-name prefix (before the first "_") to system.
-_SYSTEM_BY_PREFIX = {prefix.rstrip("_"): system for prefix, system in PREFIX_SYSTEMS.items()}
 #: Argument texts whose hash is remembered, and the longest remembered (a few MB at most).
 _HASH_MEMO_SIZE = 1 << 15
 _HASH_MEMO_TEXT_BYTES = 1024
@@ -192,16 +190,6 @@ def _occurrences(names: list[str], offsets: list[int]) -> list[int]:
     return out
 
 
-class _SystemByName(dict[str, str | None]):
-    """Tool name -> system from its prefix (``erp_get_order`` -> ``ERP``), computed once a name."""
-
-    def __missing__(self, name: str) -> str | None:
-        if len(self) >= _HASH_MEMO_SIZE:  # a file of endlessly new names stays bounded
-            self.clear()
-        system = self[name] = _SYSTEM_BY_PREFIX.get(name.partition("_")[0].lower())
-        return system
-
-
 class NativeConverter:
     """Builds canonical case batches from the decoded native recordings of one source file."""
 
@@ -211,7 +199,7 @@ class NativeConverter:
         # Recordings repeat the same arguments (the same lookup, the same search) often: hashes
         # of recently seen argument texts are kept, bounded, per file.
         self._hashes: dict[bytes, str] = {}
-        self._systems = _SystemByName()
+        self._systems = SystemsByName()
 
     def args_hash(self, value: Any) -> str:
         """``canonical_args_sha256(value, volatile)``, computed the fast way.

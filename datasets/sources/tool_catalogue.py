@@ -9,7 +9,7 @@ toward "touches two systems"), so it comes from a declarative catalogue kept bes
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,13 +30,35 @@ PREFIX_SYSTEMS: dict[str, str] = {
 }
 
 
-def system_from_prefix(tool_name: str) -> str | None:
-    """The system a tool name's prefix names (``erp_get_order`` -> ``ERP``), else None."""
+#: Distinct tool names remembered by a ``SystemsByName`` (a file of endless new names stays small).
+_NAMES_REMEMBERED = 1 << 15
+
+
+def system_from_prefix(tool_name: str, prefixes: Mapping[str, str] = PREFIX_SYSTEMS) -> str | None:
+    """The system a tool name's prefix names (``erp_get_order`` -> ``ERP``), else None.
+
+    The one prefix rule (case-insensitive, the first matching prefix wins) behind the native
+    adapter, the catalogue fallback and the funnels' ``system_prefixes``.
+    """
     lowered = tool_name.lower()
-    for prefix, system in PREFIX_SYSTEMS.items():
-        if lowered.startswith(prefix):
+    for prefix, system in prefixes.items():
+        if lowered.startswith(prefix.lower()):
             return system
     return None
+
+
+class SystemsByName(dict[str, str | None]):
+    """Tool name -> ``system_from_prefix``, computed once per distinct name (bounded memo)."""
+
+    def __init__(self, prefixes: Mapping[str, str] = PREFIX_SYSTEMS) -> None:
+        super().__init__()
+        self.prefixes = dict(prefixes)
+
+    def __missing__(self, name: str) -> str | None:
+        if len(self) >= _NAMES_REMEMBERED:
+            self.clear()
+        system = self[name] = system_from_prefix(name, self.prefixes)
+        return system
 
 
 class ToolGroup(StrictModel):

@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from golden_distill.datasets.reader import GoldenSet
 from golden_distill.datasets.store.aliases import LATEST, list_aliases, move_alias
 from golden_distill.datasets.store.erasure_log import (
     append_log,
@@ -42,6 +43,7 @@ from golden_distill.datasets.store.erasure_log import (
 )
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.layout import SetLayout
+from golden_distill.datasets.store.publish import withdraw_version
 from golden_distill.datasets.store.versions import list_versions, read_manifest
 from golden_distill.redaction.key_rules import KeyRule, PiiRule, RuleMatcher
 from golden_distill.redaction.pseudonym import key_pseudonym, value_token
@@ -183,7 +185,6 @@ def apply_erasure(
         if target is not None:
             move_alias(store, layout, alias, target)
             plan.moved[alias] = (version, target)
-    from golden_distill.datasets.store.publish import withdraw_version
 
     for version in plan.versions_to_delete:
         withdraw_version(store, layout, version)
@@ -213,7 +214,6 @@ CARRIED_FIELDS = ("config", "code_version", "key_id", "detector_versions", "line
 
 
 def _republish_without(store: StoreFS, layout: SetLayout, plan: ErasurePlan, publish: Any) -> str:
-    from golden_distill.datasets.reader import GoldenSet
 
     assert plan.latest is not None
     source = GoldenSet(store, layout.set_name, plan.latest, verify=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from golden_distill.datasets.store.aliases import read_alias
 from golden_distill.datasets.store.fs import StoreError, StoreFS
 from golden_distill.datasets.store.layout import (
     SetLayout,
@@ -62,7 +63,6 @@ def read_manifest(store: StoreFS, set_name: str, version: str) -> dict[str, Any]
 
 def resolve(store: StoreFS, ref: SetRef) -> str:
     """The version id a ``name@version`` or ``name@alias`` reference points to."""
-    from golden_distill.datasets.store.aliases import read_alias
 
     layout = SetLayout(ref.set_name)
     version = ref.selector if ref.is_version else read_alias(store, layout, ref.selector)

@@ -1,8 +1,8 @@
 """One-call dedup over a frame of cases: signatures, clustering, representatives, report.
 
 The flow uses the two phases separately (``signatures`` per shard, ``cluster`` globally, then
-``choose_representatives``); this wrapper chains them for a single frame, which is what tests,
-the preview run and the benchmark need.
+``choose_representatives``, see flows/tasks/global_steps.py); this wrapper chains them for a
+single frame, for tests only.
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ request for replay purposes. Each recognizer below names one kind of such token 
 that finds it (Presidio style: small, declarative, applied in the configured order). The patterns
 run as Rust regexes inside polars, so normalising 200k requests takes well under a second.
 
-Pseudonyms written by redaction keep the original format with its prefix (``ORD-…``, ``#W…``),
-so the ``pseudonym`` and ``id`` recognizers cover originals and pseudonyms alike. Names come from
+Dedup runs before redaction, on the unredacted funnel candidates, so it sees original values; the
+``pseudonym`` recognizer is named for the prefix-kept id formats (``ORD-…``, ``#W…``) that original
+ids and redaction's pseudonyms share, and the ``id`` recognizer takes any other token mixing
+letters and digits. Names come from
 Faker's bundled first/last-name lists (local data; nothing is downloaded); they are matched only
 when capitalised, so ordinary lower-case words are left alone.
 """

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import os
 
 import typer
 
-# Prefect defaults that break on a fresh 2-core machine are set by the project, not the user.
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
-os.environ.setdefault("PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY", "false")
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("PREFECT_LOGGING_SERVER_LEVEL", "WARNING")
-# Presidio's e-mail recognizer must never reach for the network (tldextract's suffix list).
-os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+# Prefect's environment defaults are set once, by golden_distill.flows (flows/prefect_env.py),
+# which Python imports before this package; tldextract is kept offline by golden_distill.redaction.
 
 app = typer.Typer(
     name="golden",
@@ -53,5 +46,35 @@ def _register_all() -> None:
 _register_all()
 
 
+#: Top-level modules of the `pipeline` extra (pyproject.toml). The base install reads golden sets
+#: (`golden sets ...`, the reader); a command that needs one of these says how to install it.
+PIPELINE_ONLY_MODULES = frozenset(
+    {
+        "prefect",
+        "prefect_dask",
+        "presidio_analyzer",
+        "presidio_anonymizer",
+        "polars",
+        "sklearn",
+        "faker",
+        "psycopg",
+        "psutil",
+        "ahocorasick",
+        "msgspec",
+    }
+)
+
+
 def main() -> None:
-    app()
+    try:
+        app()
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in PIPELINE_ONLY_MODULES:
+            raise
+        typer.echo(
+            f"golden: this command needs the pipeline install ({missing} is missing): "
+            "pip install 'golden-distill[pipeline]'",
+            err=True,
+        )
+        raise SystemExit(1) from None

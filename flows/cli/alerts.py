@@ -28,6 +28,7 @@ def apply_command(
         Path | None, typer.Option("--file", "-f", help="Automations YAML (default: shipped).")
     ] = None,
 ) -> None:
+    # heavy (Prefect): loaded when the command runs, not for `golden --help`
     from golden_distill.flows.alerts import ALERTS_PATH, AlertsError, apply_alerts
 
     try:

@@ -10,6 +10,8 @@ from typing import Annotated
 
 import typer
 
+from golden_distill.datasets.config_model import ConfigError
+
 VALIDATE_HELP = """Check a pipeline config file: every section, every key, every value.
 
 Unknown keys and bad values are reported with the file, the dotted key path and, for a typo, the
@@ -31,7 +33,7 @@ Point your editor at it for completion and inline docs, e.g.:
 def validate_command(
     file: Annotated[Path, typer.Argument(help="The YAML config file to check.")],
 ) -> None:
-    from golden_distill.datasets.config_model import ConfigError
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import load_pipeline_config
 
     try:
@@ -46,6 +48,7 @@ def validate_command(
 def schema_command(
     indent: Annotated[int, typer.Option(help="JSON indentation.")] = 2,
 ) -> None:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import PipelineConfig
 
     schema = PipelineConfig.model_json_schema()

@@ -42,12 +42,15 @@ def erase_cmd(
     config: ConfigOpt = None,
 ) -> None:
     """Erase a subject from every retained version (see `golden erase --help`)."""
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.erasure import (
         ErasureError,
         Subject,
         apply_erasure,
         plan_erasure,
     )
+
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.layout import check_set_name
     from golden_distill.redaction.key_rules import RuleMatcher
     from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
@@ -82,6 +85,7 @@ def erase_cmd(
         typer.echo("dry run: nothing changed (the erasure log is not written either)")
         return
 
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.publish import PublishError, check_signer, publish_version
     from golden_distill.datasets.store.signing import SigningKeyError, signing_key_from_env
 
@@ -116,6 +120,7 @@ def erase_cmd(
 
 
 def _pipeline_config(config: Path | None) -> Any:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import load_pipeline_config
 
     return _guard(lambda: load_pipeline_config(config))

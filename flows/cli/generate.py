@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from golden_distill.synthetic import GenerateSummary
 
 HELP = """Write synthetic enterprise agent traffic, and the truth about it, for demos and tests.
@@ -44,7 +44,6 @@ class Compression(StrEnum):
 
 
 def summary_table(summary: GenerateSummary) -> Table:
-    from rich.table import Table
 
     table = Table(title="generate summary", show_header=True, header_style="bold")
     table.add_column("what")
@@ -88,8 +87,8 @@ def generate_command(
         ),
     ] = None,
 ) -> None:
-    from rich.console import Console
 
+    # the generator (Faker) is loaded when the command runs, not for --help
     from golden_distill.synthetic import generate_corpus
     from golden_distill.synthetic.generate import PARALLEL_FROM_SESSIONS
 

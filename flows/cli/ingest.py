@@ -7,10 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from golden_distill.datasets.config_model import ConfigError
+from golden_distill.datasets.sources.config import IngestConfig
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from golden_distill.datasets.ingest import IngestSummary
 
 HELP = """Read recordings into canonical Parquet shards (one row per agent run).
@@ -37,7 +41,6 @@ Example:
 
 def summary_table(summary: IngestSummary) -> Table:
     """The summary as a rich table: counts, quarantine reasons, volume and speed."""
-    from rich.table import Table
 
     table = Table(title="ingest summary", show_header=True, header_style="bold")
     table.add_column("what")
@@ -61,8 +64,6 @@ class _ProgressDisplay:
     """A live 'records so far' line on stderr (only when stderr is a terminal)."""
 
     def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(
             SpinnerColumn(),
@@ -115,11 +116,9 @@ def ingest_command(
         bool, typer.Option("--json", help="Print the summary as JSON instead of a table.")
     ] = False,
 ) -> None:
-    from rich.console import Console
 
-    from golden_distill.datasets.config_model import ConfigError
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.ingest import IngestError, ingest
-    from golden_distill.datasets.sources.config import IngestConfig
     from golden_distill.datasets.sources.registry import ADAPTERS
 
     err = Console(stderr=True)
@@ -130,6 +129,7 @@ def ingest_command(
         raise typer.Exit(2)
     ingest_config = IngestConfig()
     if config is not None:
+        # heavy: loaded when the command runs, not for `golden --help`
         from golden_distill.flows.config import load_pipeline_config
 
         try:

@@ -10,6 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
+from golden_distill.datasets.config_model import ConfigError
+from golden_distill.flows.cli.preview_text import render_diff, render_preview
+
 HELP = """Run ingest + funnels + quotas on a source; show what would be selected. Publishes nothing.
 
 Prints counts per funnel (members, selected, cut by quotas), overlaps between funnels, breakdowns
@@ -37,6 +40,7 @@ def _is_canonical(sources: list[str]) -> bool:
 
 def _ingest(sources: list[str], work: Path, fmt: str | None, config: Any) -> tuple[Path, dict]:
     try:
+        # heavy: loaded when the command runs, not for `golden --help`
         from golden_distill.datasets.ingest import ingest
     except ImportError:
         raise typer.BadParameter(
@@ -52,6 +56,7 @@ def _ingest(sources: list[str], work: Path, fmt: str | None, config: Any) -> tup
 
 
 def _load_frame(path_or_sources: Any, sample: int | None, configs: list[Any]) -> Any:
+    # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
 
     from golden_distill.filters.case_source import read_cases
@@ -67,13 +72,14 @@ def _load_frame(path_or_sources: Any, sample: int | None, configs: list[Any]) ->
 
 
 def _decide(frame: Any, funnels_cfg: Any) -> Any:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.runner import decide_selection, score_cases
 
     return decide_selection(score_cases(frame, funnels_cfg, details=True), funnels_cfg)
 
 
 def _load_config(path: Path | None) -> Any:
-    from golden_distill.datasets.config_model import ConfigError
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import load_pipeline_config
 
     try:
@@ -102,8 +108,8 @@ def preview_command(
     examples: Annotated[int, typer.Option(min=0, help="Example case ids per funnel.")] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.preview import diff_report, preview_report
-    from golden_distill.flows.cli.preview_text import render_diff, render_preview
 
     started = time.perf_counter()
     cfg = _load_config(config)

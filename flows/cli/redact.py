@@ -7,13 +7,13 @@ import os
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-if TYPE_CHECKING:
-    from golden_distill.redaction.config import RedactionConfig
-    from golden_distill.redaction.keys import PseudonymKey
+from golden_distill.datasets.config_model import ConfigError
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.keys import PseudonymKey, PseudonymKeyError, resolve_key
 
 HELP = """Scrub personal data from canonical shards and pseudonymise their keys (redaction only).
 
@@ -48,6 +48,7 @@ def shard_paths(source: Path) -> list[Path]:
 
 def _redactor(config: RedactionConfig, key: PseudonymKey, volatile: list[str], opt_out: list[str]):
     """One Redactor per worker process (Presidio engines are built once, then reused)."""
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.redaction.redactor import Redactor
 
     token = (config.model_dump_json(), key.key_id, tuple(volatile), tuple(opt_out))
@@ -66,6 +67,7 @@ def redact_shard_file(
     opt_out: list[str],
 ) -> dict[str, Any]:
     """Redact one shard file into ``out_path`` (written whole, then renamed)."""
+    # heavy: loaded when the command runs, not for `golden --help`
     import pyarrow.parquet as pq
 
     from golden_distill.redaction.shard import redact_table
@@ -98,9 +100,8 @@ def redact_command(
         typer.Option(help="Demo only: local key file, created (mode 0600) if missing."),
     ] = None,
 ) -> None:
-    from golden_distill.datasets.config_model import ConfigError
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import load_pipeline_config
-    from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
 
     try:
         cfg = load_pipeline_config(config_file)

@@ -11,6 +11,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from golden_distill.flows import progress
+from golden_distill.flows.errors import StageError, describe, find_stage_error
 
 HELP = """Run the whole pipeline once: read -> funnels -> quotas + dedup -> redact -> publish.
 
@@ -52,8 +58,6 @@ class _Display:
     """A one-line progress display fed by the flow's progress events (counts only)."""
 
     def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self.console = Console(stderr=True)
         self.progress = Progress(
@@ -147,9 +151,7 @@ def run_command(
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
 ) -> None:
-    from pydantic import ValidationError
-
-    from golden_distill.flows.errors import describe, find_stage_error
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.params import DistillParams
 
     try:
@@ -193,12 +195,14 @@ def run_command(
 def _boot_api_in_background() -> threading.Thread | None:
     """Start Prefect's temporary API server while the pipeline's modules import (seconds saved
     on every run: the server boots in its own process). Nothing to do when an API is set."""
+    # heavy (Prefect): loaded when a run starts, not for `golden --help`
     from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
 
     if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
         return None
 
     def boot() -> None:
+        # heavy (Prefect's server), imported in the boot thread, in parallel with the pipeline
         from prefect.server.api.server import SubprocessASGIServer
 
         with contextlib.suppress(Exception):  # if it fails, the flow starts it and reports why
@@ -220,7 +224,7 @@ def execute(
     latest version) is answered then too: booting Prefect's temporary API was most of its time.
     The API boots in the background while the flow's modules import.
     """
-    from golden_distill.flows.errors import StageError
+    # heavy (polars, scikit-learn, Presidio): loaded when a run starts, not for `golden --help`
     from golden_distill.flows.preflight import preflight
     from golden_distill.flows.run_key import unchanged_latest
 
@@ -233,7 +237,7 @@ def execute(
         return unchanged[0], unchanged[1], True
     _quiet_prefect(verbose)
     booting = None if local else _boot_api_in_background()
-    from golden_distill.flows import progress
+    # imported after the API boot started, so the two overlap
     from golden_distill.flows.distill import run_distill
 
     if booting is not None:

@@ -9,6 +9,12 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from golden_distill.datasets.config_model import ConfigError
+from golden_distill.datasets.publish_config import PublishConfig
+from golden_distill.datasets.store.aliases import list_aliases, move_alias
+from golden_distill.datasets.store.fs import StoreError, StoreFS
+from golden_distill.datasets.store.layout import LayoutError, SetLayout, check_alias, parse_ref
+
 HELP = """Inspect and manage published golden sets (immutable versions in a store).
 
 The store is a local folder or an fsspec URL (s3://bucket/prefix). It comes from `--store`, else
@@ -57,17 +63,16 @@ PublicKeyOpt = Annotated[
 
 
 def _publish_config(config: Path | None) -> Any:
-    from golden_distill.datasets.publish_config import PublishConfig
 
     if config is None:
         return PublishConfig()
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import load_pipeline_config
 
     return load_pipeline_config(config).publish
 
 
 def _store(store: str | None, options: str | None, config: Path | None) -> Any:
-    from golden_distill.datasets.store.fs import StoreFS
 
     cfg = _publish_config(config)
     storage_options = dict(cfg.storage_options)
@@ -82,9 +87,7 @@ def _store(store: str | None, options: str | None, config: Path | None) -> Any:
 
 def _guard(action: Callable[[], T]) -> T:
     """Run ``action``; expected errors become one clear line and exit code 2."""
-    from golden_distill.datasets.config_model import ConfigError
-    from golden_distill.datasets.store.fs import StoreError
-    from golden_distill.datasets.store.layout import LayoutError
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.manifest import ManifestError
     from golden_distill.datasets.store.verify import ChecksumError
     from golden_distill.datasets.store.versions import VersionNotFound
@@ -108,8 +111,8 @@ def _guard(action: Callable[[], T]) -> T:
 
 
 def _open(store: Any, ref: str, verify: bool = True, public_key: list[Path] | None = None) -> Any:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.reader import GoldenSet
-    from golden_distill.datasets.store.layout import parse_ref
     from golden_distill.datasets.store.versions import resolve
 
     parsed = parse_ref(ref)
@@ -119,6 +122,7 @@ def _open(store: Any, ref: str, verify: bool = True, public_key: list[Path] | No
 
 
 def _keys(public_key: list[Path] | None) -> Any:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.signing import public_keys_from
 
     return _guard(lambda: public_keys_from(public_key or None))
@@ -135,8 +139,7 @@ def list_cmd(
 
     Example: `golden sets list nightly --store s3://bucket/golden`
     """
-    from golden_distill.datasets.store.aliases import list_aliases
-    from golden_distill.datasets.store.layout import SetLayout
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.versions import list_sets, list_versions, read_manifest
 
     fs = _store(store, storage_options, config)
@@ -185,6 +188,7 @@ def show_cmd(
 
     Example: `golden sets show nightly@stable --json`
     """
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.integrity import describe_signature
     from golden_distill.datasets.store.layout import parse_ref
     from golden_distill.datasets.store.versions import read_manifest, resolve
@@ -226,6 +230,7 @@ def diff_cmd(
 
     Example: `golden sets diff nightly@stable nightly@latest`
     """
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.diff import diff_sets
 
     fs = _store(store, storage_options, config)
@@ -268,7 +273,7 @@ def verify_cmd(
     store holding `trusted_keys/`) an unsigned version or any edit is refused.
     Example: `golden sets verify nightly@latest --public-key signer.pub.pem`
     """
-    from golden_distill.datasets.store.layout import parse_ref
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.verify import verify_version
     from golden_distill.datasets.store.versions import resolve
 
@@ -304,8 +309,7 @@ def promote_cmd(
 
     Example: `golden sets promote nightly@2026.11.29.1 stable`
     """
-    from golden_distill.datasets.store.aliases import move_alias
-    from golden_distill.datasets.store.layout import SetLayout, check_alias, parse_ref
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.verify import verify_version
     from golden_distill.datasets.store.versions import resolve
 
@@ -339,6 +343,7 @@ def gc_cmd(
     Keeps the newest N and those younger than D days (defaults: `publish.retention`), and
     removes leftovers of publishers that died. Example: `golden sets gc nightly --keep-last 5`
     """
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.gc import apply_gc, plan_gc
 
     cfg = _publish_config(config).retention

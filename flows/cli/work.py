@@ -37,6 +37,7 @@ def prune_cmd(
 
     Example: `golden work prune --older-than 7d`
     """
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.work_retention import parse_duration, prune_older_than
 
     try:
@@ -44,6 +45,7 @@ def prune_cmd(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--older-than") from None
     if work_dir is None:
+        # heavy: loaded when the command runs, not for `golden --help`
         from golden_distill.flows.config import load_pipeline_config
 
         try:

@@ -13,8 +13,15 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from golden_distill.datasets.reader import VersionNotFound, open_set
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.datasets.sources.uris import display_uri
+from golden_distill.datasets.store.publish import publish_version
+from golden_distill.datasets.store.signing import signing_key_from_env
+from golden_distill.filters.dedup.cluster import cluster
+from golden_distill.filters.dedup.representatives import choose_representatives
+from golden_distill.filters.runner import SELECTED, decide_selection
+from golden_distill.filters.selection_stats import selection_stats
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.jobs import ShardResult
@@ -35,8 +42,6 @@ def apply_quotas(
     decisions: pl.DataFrame, config: PipelineConfig
 ) -> tuple[pl.Series, dict[str, Any]]:
     """Case ids the quotas keep over the whole batch, and the funnel stage's counts."""
-    from golden_distill.filters.runner import SELECTED, decide_selection
-    from golden_distill.filters.selection_stats import selection_stats
 
     decided = decide_selection(decisions, config.funnels)
     counts = selection_stats(decided, config.funnels)
@@ -59,7 +64,6 @@ def deduplicate(
     signatures: pl.DataFrame, config: PipelineConfig
 ) -> tuple[pl.DataFrame | None, dict[str, Any]]:
     """The cluster table of the kept cases (None when dedup is off) and its counts."""
-    from golden_distill.filters.dedup.cluster import cluster
 
     cfg = config.dedup
     if not cfg.enabled or signatures.height == 0:
@@ -90,7 +94,6 @@ def representatives(
 ) -> pl.DataFrame:
     """The cases to publish (case_id, cluster_id, cluster_size): the best members of each
     cluster that are not ``excluded`` (refused by redaction); every kept case without dedup."""
-    from golden_distill.filters.dedup.representatives import choose_representatives
 
     if clusters is None:
         frame = pl.DataFrame({"case_id": kept}).filter(~pl.col("case_id").is_in(list(excluded)))
@@ -159,7 +162,6 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
     """The `latest` version of the set and its case ids (None, None for a new set).
 
     Reads only the case_id column of each case file (a version can be large)."""
-    from golden_distill.datasets.reader import VersionNotFound, open_set
 
     try:
         parent = open_set(
@@ -186,7 +188,6 @@ def latest_made_from(
     the manifest stat compared: `inputs_sha256` (in the flow) or `run_key` (before it)."""
     if inputs_sha256 is None:
         return None
-    from golden_distill.datasets.reader import VersionNotFound, open_set
 
     try:
         latest = open_set(
@@ -203,7 +204,6 @@ def latest_made_from(
 
 
 def latest_version(resolved: ResolvedRun) -> str | None:
-    from golden_distill.datasets.reader import VersionNotFound, open_set
 
     try:
         return open_set(
@@ -234,8 +234,6 @@ def publish(
     key_id: str | None,
 ) -> tuple[str, str]:
     """Publish the version; its id and the report's location."""
-    from golden_distill.datasets.store.publish import publish_version
-    from golden_distill.datasets.store.signing import signing_key_from_env
 
     config = resolved.config
     clusters = selection.published_clusters()

@@ -11,7 +11,6 @@ version, so a visible version is never a failed run and a failed run is never vi
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 import time
@@ -25,7 +24,11 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from golden_distill.flows.caching import pipeline_version, shard_config_sha256
+from golden_distill.flows.caching import (
+    pipeline_version,
+    shard_config_sha256,
+    version_inputs_sha256,
+)
 from golden_distill.flows.config import config_sha256
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
@@ -208,12 +211,7 @@ def inputs_sha256(
     key_id: str | None,
 ) -> str | None:
     """A version's content is a function of these: equal fingerprints, equal versions."""
-    keys = [r.cache_key for r in redacted]
-    if select_key is None or any(k is None for k in keys):
+    if select_key is None:
         return None
-    digest = hashlib.sha256(select_key.encode())
-    digest.update(config_sha256(resolved.config).encode())
-    digest.update(f"{resolved.set_name}\x1f{key_id or '-'}\x1f{pipeline_version()}".encode())
-    for key in sorted(k for k in keys if k):
-        digest.update(key.encode())
-    return digest.hexdigest()
+    keys = [r.cache_key for r in redacted]
+    return version_inputs_sha256(resolved.config, resolved.set_name, key_id, keys, head=select_key)

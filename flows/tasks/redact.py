@@ -24,7 +24,7 @@ from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
 from golden_distill.flows.tasks.shard import check_same_code, fresh_dir
 from golden_distill.flows.timing import StageClock
-from golden_distill.redaction.keys import resolve_key
+from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
 
 
 def redact_cache_key(
@@ -63,8 +63,9 @@ def _redactor(config: PipelineConfig, expected_key_id: str | None) -> Any:
     red = config.redaction
     key = resolve_key(secret_block=red.key_secret_block, local_key_file=red.local_key_file).key
     if expected_key_id is not None and key.key_id != expected_key_id:
-        # A worker with another key would publish pseudonyms inconsistent with the rest.
-        raise RuntimeError(
+        # A worker with another key would publish pseudonyms inconsistent with the rest. Ids
+        # only (never key material), so the message is safe to show.
+        raise PseudonymKeyError(
             f"this worker's pseudonym key is {key.key_id}, the run's is {expected_key_id}"
         )
     return Redactor.from_config(red, key, config.ingest.volatile_keys)

@@ -133,8 +133,10 @@ def score_funnels(
     return candidates.to_arrow(), decisions, stats
 
 
-def dedup_signatures(redacted: pa.Table, config: PipelineConfig) -> pa.Table:
-    frame = pl.from_arrow(redacted)
+def dedup_signatures(candidates: pa.Table, config: PipelineConfig) -> pa.Table:
+    """Dedup signatures of a shard's funnel candidates. They are NOT redacted yet: redaction runs
+    after dedup, on the chosen representatives only, so signatures stay in the work folder."""
+    frame = pl.from_arrow(candidates)
     assert isinstance(frame, pl.DataFrame)
     return signatures(frame, config.dedup).to_arrow()
 

@@ -10,18 +10,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from golden_distill.datasets.sources.tool_catalogue import PREFIX_SYSTEMS
 from golden_distill.synthetic import Truth
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-PREFIX_SYSTEM = {
-    "erp_": "ERP",
-    "mes_": "MES",
-    "crm_": "CRM",
-    "fin_": "FINANCE",
-    "kb_": "KB",
-    "hr_": "HR",
-    "wms_": "WMS",
-}
 REQUIRED = {
     "recordId": str,
     "sessionId": str,
@@ -50,9 +42,9 @@ def test_valid_records_follow_the_contract(gz_records: dict) -> None:
             assert isinstance(call["isMutating"], bool)
             assert (call["response"] is None) == (call["status"] != "ok")
             assert (call["error"] is None) == (call["status"] == "ok")
-            prefix = next((p for p in PREFIX_SYSTEM if call["toolName"].startswith(p)), None)
+            prefix = next((p for p in PREFIX_SYSTEMS if call["toolName"].startswith(p)), None)
             if "system" in call:
-                assert call["system"] == PREFIX_SYSTEM[prefix]
+                assert call["system"] == PREFIX_SYSTEMS[prefix]
             if call["isMutating"]:
                 assert prefix is not None
             for key in ("amount", "total", "totalAmount"):

@@ -9,17 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from golden_distill.datasets.sources.tool_catalogue import system_from_prefix
 from golden_distill.synthetic import Truth
 
-PREFIX = {
-    "erp_": "ERP",
-    "mes_": "MES",
-    "crm_": "CRM",
-    "fin_": "FINANCE",
-    "kb_": "KB",
-    "hr_": "HR",
-    "wms_": "WMS",
-}
 HANDOFF_TOOLS = {"transfer_to_human_agents", "handoff_to_human", "escalate_to_human"}
 ALTERNATIVES = {"erp_get_order": {"erp_search_orders"}}
 
@@ -27,7 +19,7 @@ ALTERNATIVES = {"erp_get_order": {"erp_search_orders"}}
 def _system(call: dict[str, Any]) -> str | None:
     if call.get("system"):
         return call["system"]
-    return next((s for p, s in PREFIX.items() if call["toolName"].startswith(p)), None)
+    return system_from_prefix(call["toolName"])
 
 
 def _amounts(args: Any) -> list[float]:

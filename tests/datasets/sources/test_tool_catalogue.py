@@ -8,12 +8,15 @@ import pytest
 
 from golden_distill.datasets.config_model import ConfigError
 from golden_distill.datasets.sources.tool_catalogue import (
+    SystemsByName,
     ToolInfo,
     load_tool_catalogue,
     system_from_prefix,
 )
+from golden_distill.filters.config import FunnelsConfig
+from golden_distill.filters.inputs import system_for_name
 
-# From ../shared/realdata/README.md (the write tools of each environment).
+# From the tau-bench README (tests/data/tau-bench; the write tools of each environment).
 AIRLINE_WRITES = {
     "book_reservation",
     "cancel_reservation",
@@ -69,3 +72,11 @@ def test_conflicting_entries_and_typos_are_errors(tmp_path: Path) -> None:
         load_tool_catalogue([typo])
     with pytest.raises(ConfigError, match="cannot read"):
         load_tool_catalogue([tmp_path / "missing.yaml"])
+
+
+def test_one_prefix_rule_for_adapter_catalogue_and_funnels() -> None:
+    names = ["erp_get_order", "WMS_move_pallet", "Crm_find", "erp", "erpx_thing", "lookup"]
+    catalogue, by_name, funnels = load_tool_catalogue([]), SystemsByName(), FunnelsConfig()
+    answers = [(catalogue.lookup(n).system, by_name[n], system_for_name(n, funnels)) for n in names]
+    assert [a[0] for a in answers] == ["ERP", "WMS", "CRM", None, None, None]
+    assert all(len(set(a)) == 1 for a in answers)

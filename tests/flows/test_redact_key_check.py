@@ -1,0 +1,60 @@
+"""The run's pseudonym key id reaches every redaction job, so a worker holding another key refuses
+to redact (its pseudonyms would not match the rest of the set) instead of publishing them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from golden_distill.datasets.schema import CASE_SCHEMA
+from golden_distill.flows.config import PipelineConfig
+from golden_distill.flows.distill import _redact_jobs
+from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.tasks.redact import redact_shard
+from golden_distill.redaction.keys import ENV_VAR, PseudonymKey
+
+RUN_SECRET = b"the-runs-pseudonym-key-0123456789abcdef"
+WORKER_SECRET = b"a-workers-other-pseudonym-key-0123456789"
+
+
+def _jobs(tmp_path: Path, key_id: str) -> list:
+    candidates = tmp_path / "candidates.parquet"
+    rows = [{"case_id": f"c_{i}", "tenant_id": "t-acme", "user_input": "hi"} for i in range(3)]
+    pq.write_table(pa.Table.from_pylist(rows, schema=CASE_SCHEMA), candidates)
+    shard = ShardResult(
+        index=0,
+        label="shard-0",
+        cache_key="k" * 64,
+        candidates_path=str(candidates),
+        signatures_path="",
+        decisions_path="",
+        quarantine_path="",
+    )
+    prepared = SimpleNamespace(resolved=SimpleNamespace(config=PipelineConfig()), key_id=key_id)
+    ids = pl.Series(["c_0", "c_2"], dtype=pl.String)
+    return _redact_jobs(prepared, [shard], ids, set(), 0)
+
+
+def test_redact_jobs_carry_the_runs_key_id(tmp_path: Path):
+    run_key_id = PseudonymKey(RUN_SECRET, "env").key_id
+    (job,) = _jobs(tmp_path, run_key_id)
+    assert job.case_ids == ("c_0", "c_2")
+    assert job.key_id == run_key_id
+
+
+def test_a_worker_with_another_key_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    run_key_id = PseudonymKey(RUN_SECRET, "env").key_id
+    (job,) = _jobs(tmp_path, run_key_id)
+    monkeypatch.setenv(ENV_VAR, WORKER_SECRET.decode())
+    with pytest.raises(RuntimeError, match="pseudonym key"):
+        redact_shard.fn(job)
+    assert not (Path(job.out_dir) / "redacted.parquet").exists()
+
+    monkeypatch.setenv(ENV_VAR, RUN_SECRET.decode())  # the run's own key: redaction proceeds
+    result = redact_shard.fn(job)
+    assert Path(result.redacted_path).exists()
