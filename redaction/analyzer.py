@@ -31,6 +31,7 @@ from presidio_analyzer.nlp_engine import (
 from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
 from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.normalise import Normalised, normalise
 from golden_distill.redaction.recognizers import SPECS
 from golden_distill.redaction.recognizers.base import Keywords
 
@@ -148,12 +149,8 @@ class TextAnalyzer:
         return found
 
     def analyze(self, text: str, threshold: float) -> list[Finding]:
-        entities = self.candidate_entities(text)
-        if not entities:
-            return []
-        return self._run(
-            text, entities, threshold, None if self.ner_entities else self._empty_artifacts()
-        )
+        """Findings in one text (normalised first, spans of the original)."""
+        return self.analyze_many([text], threshold)[text]
 
     def _empty_artifacts(self) -> object:
         if self._empty is None:
@@ -161,7 +158,34 @@ class TextAnalyzer:
         return self._empty
 
     def analyze_many(self, texts: list[str], threshold: float) -> dict[str, list[Finding]]:
-        """Findings per distinct text; texts no pre-filter matches map to ``[]``."""
+        """Findings per distinct text, made on its normalised form (``normalise.py``) and
+        mapped back to spans of the original; texts no pre-filter matches map to ``[]``."""
+        forms: dict[str, Normalised] = {}
+        for text in dict.fromkeys(texts):
+            norm = normalise(text)
+            if norm is not None:
+                forms[text] = norm
+        raw = self._analyze_plain([*texts, *(n.text for n in forms.values())], threshold)
+        out: dict[str, list[Finding]] = {}
+        for text in dict.fromkeys(texts):
+            norm = forms.get(text)
+            if norm is None:
+                out[text] = raw[text]
+                continue
+            # findings on the original and on the normalised form (mapped back), merged
+            mapped: dict[tuple[int, int, str], Finding] = {
+                (f.start, f.end, f.entity_type): f for f in raw[text]
+            }
+            for f in raw[norm.text]:
+                start, end = norm.original_span(f.start, f.end)
+                if end > start:
+                    key = (start, end, f.entity_type)
+                    if key not in mapped or mapped[key].score < f.score:
+                        mapped[key] = Finding(f.entity_type, start, end, f.score)
+            out[text] = list(mapped.values())
+        return out
+
+    def _analyze_plain(self, texts: list[str], threshold: float) -> dict[str, list[Finding]]:
         out: dict[str, list[Finding]] = {}
         todo: list[tuple[str, list[str]]] = []
         for text in dict.fromkeys(texts):

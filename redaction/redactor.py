@@ -39,7 +39,7 @@ from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.name_dictionary import is_dictionary_name, names_in
 from golden_distill.redaction.propagation import Propagator, ValueIndex, make_anonymizer
 from golden_distill.redaction.pseudonym import key_pseudonym, value_token
-from golden_distill.redaction.slots import case_slots
+from golden_distill.redaction.slots import Verbatim, case_slots
 from golden_distill.redaction.verify import ScrubbedField, verify_scrubbed
 from golden_distill.redaction.walker import (
     Slot,
@@ -52,6 +52,26 @@ from golden_distill.redaction.walker import (
 
 STAGE = "redaction"
 OPTED_OUT = "tenant_opted_out"
+UNKNOWN_IDENTIFIER = "unknown_identifier"
+#: Key type of identifier-shaped values no rule classifies (one namespace, so one value reads
+#: the same wherever it appears).
+UNKNOWN_ID_TYPE = "id"
+_ID_CHARS = re.compile(r"^[A-Za-z0-9_.:/#+@-]+$")
+_BUSINESS_ID = re.compile(r"^[A-Za-z0-9_.:/#-]{1,64}$")
+_DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
+_AMOUNT_LIKE = re.compile(r"^[-+]?[\d,]*\.\d+$|^v?\d+(?:\.\d+)+$")
+
+
+def _identifier_shaped(value: str) -> bool:
+    """6+ digits, or letters mixed with 2+ digits in one 6+ character token; dates, amounts
+    and versions are not identifiers."""
+    value = value.strip()
+    if not 6 <= len(value) <= 64 or not _ID_CHARS.match(value):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    if digits < 2 or _DATE_LIKE.match(value) or _AMOUNT_LIKE.match(value):
+        return False
+    return digits >= 6 or any(c.isalpha() for c in value)
 REDACTION_ERROR = "redaction_error"
 _INTEGER = re.compile(r"-?\d+")
 
@@ -82,6 +102,8 @@ class CaseScan:
     free_texts: list[str]
     numeric_slots: set[int]
     non_personal: set[str]
+    verbatim: list[Verbatim] = field(default_factory=list)
+    unknown_ids: list[str] = field(default_factory=list)
     absorbed: bool = False
 
 
@@ -124,6 +146,7 @@ class Redactor:
                     (re.compile(rf"(?<![0-9])(?:{kf.text_pattern})(?![0-9A-Za-z])"), rule)
                 )
         self.opt_out = frozenset(opt_out_tenants)
+        self.id_rule = KeyRule(UNKNOWN_ID_TYPE, None)
 
     @classmethod
     def from_config(
@@ -152,8 +175,9 @@ class Redactor:
 
     # -- the three phases ----------------------------------------------------------------
     def scan(self, row: dict[str, Any]) -> CaseScan:
-        """Structural pass: key rules, key fields, key text patterns; collect free text."""
-        row, slots = case_slots(row)
+        """Structural pass over every leaf: key fields, key rules, key-name evidence, unknown
+        identifiers, key text patterns; everything no rule owns is collected as free text."""
+        row, slots, verbatim = case_slots(row, self.column_keys)
         index = ValueIndex(
             self.key.secret, self.config.min_propagation_length, self.config.min_name_length
         )
@@ -161,34 +185,55 @@ class Redactor:
             value = row.get(column)
             if value:
                 index.add_key(str(value), rule)
-        free_texts: list[str] = []
+        free_texts: list[str] = [v.text for v in verbatim if not v.fits]
         numeric_slots: set[int] = set()
         non_personal: set[str] = set()
+        unknown: list[str] = []
+        key_texts: list[str] = []
+        matcher = self.matcher
         for i, (slot, _) in enumerate(slots):
             if not slot.is_json:
                 free_texts.append(slot.text)
                 continue
             for path, leaf in iter_leaves(slot.parsed):
-                rule = self.matcher.match(path)
-                if rule is None:
-                    if isinstance(leaf, str):
-                        free_texts.append(leaf)
-                    continue
-                if isinstance(rule, NonPersonalRule):
+                rule = matcher.match(path)
+                is_text = isinstance(leaf, str)
+                if isinstance(rule, NonPersonalRule) and (
+                    not is_text or _BUSINESS_ID.match(leaf)
+                ):
                     non_personal.add(str(leaf))
                     continue
-                if not isinstance(leaf, str):
-                    numeric_slots.add(i)
                 if isinstance(rule, KeyRule):
+                    if not is_text:
+                        numeric_slots.add(i)
                     index.add_key(str(leaf), rule)
-                else:
+                    continue
+                if isinstance(rule, PiiRule) and rule.owns(path, leaf):
+                    if not is_text:
+                        if isinstance(leaf, float) or (rule.evidence and abs(leaf) < 1000):
+                            continue  # amounts and small counts under evidence keys
+                        numeric_slots.add(i)
                     index.add_pii(str(leaf), rule.entity_type, propagate=_propagatable(leaf))
-        key_texts = [k for slot, _ in slots if slot.is_json for k in iter_keys(slot.parsed)]
-        for text in (*free_texts, *key_texts):  # ids also hide in keys ("order:ORD-1": ...)
+                    continue
+                # no rule owns it: scanned, and identifier-shaped values are unknown ids
+                if is_text:
+                    free_texts.append(leaf)
+                    if _identifier_shaped(leaf):
+                        unknown.append(leaf.strip())
+                elif isinstance(leaf, int) and len(str(abs(leaf))) >= 6:
+                    digits = str(leaf)
+                    free_texts.append(digits)
+                    unknown.append(digits)
+                    numeric_slots.add(i)
+            key_texts.extend(iter_keys(slot.parsed))
+        free_texts.extend(key_texts)  # object keys are scanned too ("客户欧阳娜娜": ...)
+        for text in free_texts:  # ids also hide in keys ("order:ORD-1": ...)
             for pattern, rule in self.text_patterns:
                 for m in pattern.finditer(text):
                     index.add_key(m.group(0), rule)
-        return CaseScan(row, slots, index, free_texts, numeric_slots, non_personal)
+        return CaseScan(
+            row, slots, index, free_texts, numeric_slots, non_personal, verbatim, unknown
+        )
 
     def absorb_findings(self, scan: CaseScan, findings: FindingsCache) -> None:
         """Add the free-text findings of a scanned case to its known values."""
@@ -199,6 +244,10 @@ class Redactor:
                 value = text[f.start : f.end]
                 if f.score >= self.config.score_threshold and value not in scan.non_personal:
                     scan.index.add_pii(value, f.entity_type)
+        if self.config.unknown_identifiers == "pseudonymise":
+            for value in scan.unknown_ids:
+                if value.casefold() not in scan.index.pii and value not in scan.non_personal:
+                    scan.index.add_key(value, self.id_rule)
         scan.absorbed = True
 
     def add_dictionary_names(self, scan: CaseScan, names: frozenset[str]) -> None:
@@ -210,6 +259,11 @@ class Redactor:
         """Add free-text findings, replace everywhere, recompute hashes, verify."""
         self.absorb_findings(scan, findings)
         index = scan.index
+        case_id = scan.row.get("case_id") or ""
+        if self.config.unknown_identifiers == "quarantine" and any(
+            v.casefold() not in index.pii and v not in scan.non_personal for v in scan.unknown_ids
+        ):
+            return CaseRedaction(case_id, None, UNKNOWN_IDENTIFIER)
         prop = index.build(self.anonymizer)
         counts: Counter[str] = Counter()
         scrubbed: list[ScrubbedField] = []
@@ -227,16 +281,18 @@ class Redactor:
             if value:
                 row[column] = prop.substitute(str(value))
                 counts[self.column_keys[column].label] += 1
-        outcome = row.get("outcome")
-        if outcome and outcome.get("final_state"):
-            outcome["final_state"] = prop.replace(outcome["final_state"], counts)
         for step in row.get("steps") or []:
             if step.get("arguments") is not None:
                 step["canonical_args_sha256"] = canonical_args_sha256(
                     step["arguments"], self._volatile
                 )
         verdict = verify_scrubbed(
-            scrubbed, prop, findings, self.config.verify_threshold, scan.non_personal
+            scrubbed,
+            prop,
+            findings,
+            self.config.verify_threshold,
+            scan.non_personal,
+            [v.text for v in scan.verbatim],
         )
         if not verdict.ok:
             return CaseRedaction(
@@ -277,9 +333,18 @@ class Redactor:
 
         def on_number(token: str, path: Path) -> str | None:
             rule = matcher.match(path)
-            if rule is None or isinstance(rule, NonPersonalRule):
+            if isinstance(rule, NonPersonalRule):
                 return None
+            if rule is None or (isinstance(rule, PiiRule) and not rule.owns(path, token)):
+                label = prop.label_of(token)  # an unowned number found by a scan or an id
+                if label is None:
+                    return None
+                counts[label] += 1
+                new = prop.substitute(token)
+                return new if _INTEGER.fullmatch(new) else orjson.dumps(new).decode()
             if isinstance(rule, PiiRule):
+                if "." in token or (rule.evidence and len(token.lstrip("-")) < 4):
+                    return None
                 counts[rule.entity_type] += 1
                 new = value_token(token, rule.entity_type, secret)
                 prop.emitted.add(new)

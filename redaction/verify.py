@@ -22,6 +22,7 @@ from golden_distill.redaction.walker import iter_keys, iter_leaves
 UNPARSEABLE = "unparseable_after_redaction"
 RESIDUAL_KNOWN_VALUE = "residual_known_value"
 RESIDUAL_PII = "residual_pii"
+PII_IN_VERBATIM = "pii_in_verbatim_field"
 
 #: Value tokens written by ``pseudonym.value_token``: ignored when looking for leftovers.
 _VALUE_TOKEN = re.compile(r"<[A-Z][A-Z0-9_]*_[0-9a-f]{8}>")
@@ -61,8 +62,18 @@ def verify_scrubbed(
     findings_of: Callable[[list[str]], dict[str, list[Finding]]],
     threshold: float,
     non_personal: set[str] | frozenset[str] = frozenset(),
+    verbatim: list[str] | None = None,
 ) -> Verdict:
-    """Re-scan the scrubbed fields of one case; ``Verdict.ok`` means it may be published."""
+    """Re-scan the scrubbed fields of one case; ``Verdict.ok`` means it may be published.
+
+    ``verbatim``: fields kept byte for byte (tool names, versions...): any known value or any
+    finding in them quarantines the case, since they may not be rewritten."""
+    if verbatim:
+        labels = {label for text in verbatim for _, _, label in propagator.find(text)}
+        for text, found in findings_of(list(verbatim)).items():
+            labels.update(f.entity_type for f in found if f.score >= threshold)
+        if labels:
+            return Verdict(PII_IN_VERBATIM, tuple(sorted(labels)))
     for f in fields:
         if f.was_json:
             try:
