@@ -28,10 +28,13 @@ KNOWN_RECOGNIZERS: tuple[str, ...] = (
     "introduced_name",
     "phone_shape",
     "street_address",
+    "ssn_passport",
 )
 
 #: Recognizers replaced by the detect-secrets ruleset (``secrets``); old configs still load.
-RETIRED_RECOGNIZERS = frozenset({"api_key", "bearer_token", "password_assignment", "private_key_block"})
+RETIRED_RECOGNIZERS = frozenset(
+    {"api_key", "bearer_token", "password_assignment", "private_key_block"}
+)
 
 
 class KeyField(StrictModel):
@@ -275,7 +278,7 @@ class RedactionConfig(StrictModel):
         description=f"Free-text recognizers to run, from: {', '.join(KNOWN_RECOGNIZERS)}.",
     )
     phone_regions: list[str] = Field(
-        default_factory=lambda: ["US"],
+        default_factory=lambda: ["US", "GB", "FR", "DE", "AU"],
         description="Regions whose national formats the phone recognizer tries (each costs a "
         "full pass over a string). International numbers (+44 ...) are found whatever the "
         "region; Chinese mobiles and NANP-shaped numbers have their own recognizers.",

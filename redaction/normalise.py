@@ -35,9 +35,7 @@ _TRIGGER = re.compile(
     r"|\d[ .\-]\d|[A-Za-z0-9+/_\-]{16,}|\s(?:at|dot|\[at\]|\(at\))\s",
     re.IGNORECASE,
 )
-_SPECIAL = re.compile(
-    r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{4})+|[^\x00-\x7f]+"
-)
+_SPECIAL = re.compile(r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{4})+|[^\x00-\x7f]+")
 _FORMAT = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{16,}={0,2}")
 _AT_DOT = re.compile(
@@ -51,7 +49,9 @@ _DOT_WORD = re.compile(r"\s+(?:dot|\[dot\]|\(dot\))\s+", re.IGNORECASE)
 _DIGIT_RUN = re.compile(r"\d(?:[ .\-\u00a0]?\d){6,}")
 _DIGIT_SEP = re.compile(r"[ .\-\u00a0]")
 #: Characters a mapped-back span is widened over: the token the finding sits in.
-_TOKEN_CHAR = re.compile(r"[A-Za-z0-9\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff0d\u200b-\u200f\u2060]")
+_TOKEN_CHAR = re.compile(
+    r"[A-Za-z0-9\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff0d\u200b-\u200f\u2060]"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +157,7 @@ def _base64(text: str) -> tuple[str, Mapping]:
         decoded = decode_base64(m.group(0))
         if decoded is not None:
             b.add("\n", m.start(), m.end(), False)
-            inner, inner_map = _escapes(decoded)
+            inner, _ = _escapes(decoded)
             b.add(inner, m.start(), m.end(), False)
     return b.done()
 

@@ -72,6 +72,8 @@ def _identifier_shaped(value: str) -> bool:
     if digits < 2 or _DATE_LIKE.match(value) or _AMOUNT_LIKE.match(value):
         return False
     return digits >= 6 or any(c.isalpha() for c in value)
+
+
 REDACTION_ERROR = "redaction_error"
 _INTEGER = re.compile(r"-?\d+")
 
@@ -198,9 +200,7 @@ class Redactor:
             for path, leaf in iter_leaves(slot.parsed):
                 rule = matcher.match(path)
                 is_text = isinstance(leaf, str)
-                if isinstance(rule, NonPersonalRule) and (
-                    not is_text or _BUSINESS_ID.match(leaf)
-                ):
+                if isinstance(rule, NonPersonalRule) and (not is_text or _BUSINESS_ID.match(leaf)):
                     non_personal.add(str(leaf))
                     continue
                 if isinstance(rule, KeyRule):

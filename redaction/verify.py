@@ -13,16 +13,15 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-import orjson
-
 from golden_distill.redaction.analyzer import Finding
 from golden_distill.redaction.propagation import Propagator
-from golden_distill.redaction.walker import iter_keys, iter_leaves
+from golden_distill.redaction.walker import _NOT_JSON, iter_keys, iter_leaves, parse_json
 
 UNPARSEABLE = "unparseable_after_redaction"
 RESIDUAL_KNOWN_VALUE = "residual_known_value"
 RESIDUAL_PII = "residual_pii"
 PII_IN_VERBATIM = "pii_in_verbatim_field"
+_LONG_DIGITS = re.compile(r"\d{7,}")
 
 #: Value tokens written by ``pseudonym.value_token``: ignored when looking for leftovers.
 _VALUE_TOKEN = re.compile(r"<[A-Z][A-Z0-9_]*_[0-9a-f]{8}>")
@@ -47,7 +46,7 @@ class ScrubbedField:
 def _strings(fields: Iterable[ScrubbedField]) -> Iterator[str]:
     for f in fields:
         if f.was_json:
-            value = orjson.loads(f.text)
+            value = parse_json(f.text)
             for _, leaf in iter_leaves(value):
                 if isinstance(leaf, str):
                     yield leaf
@@ -70,16 +69,15 @@ def verify_scrubbed(
     finding in them quarantines the case, since they may not be rewritten."""
     if verbatim:
         labels = {label for text in verbatim for _, _, label in propagator.find(text)}
-        for text, found in findings_of(list(verbatim)).items():
+        if any(_LONG_DIGITS.search(text) for text in verbatim):
+            labels.add("DIGIT_RUN")  # a phone or account number inside a tool or intent name
+        for found in findings_of(list(verbatim)).values():
             labels.update(f.entity_type for f in found if f.score >= threshold)
         if labels:
             return Verdict(PII_IN_VERBATIM, tuple(sorted(labels)))
     for f in fields:
-        if f.was_json:
-            try:
-                orjson.loads(f.text)
-            except orjson.JSONDecodeError:
-                return Verdict(UNPARSEABLE)
+        if f.was_json and parse_json(f.text) is _NOT_JSON:
+            return Verdict(UNPARSEABLE)
     strings = [s for s in dict.fromkeys(_strings(fields)) if s]
 
     leftovers: set[str] = set()

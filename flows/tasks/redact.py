@@ -19,6 +19,7 @@ from prefect import task
 from golden_distill.flows.tasks import shard_steps
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
 from golden_distill.flows.tasks.shard import check_same_code, fresh_dir, stage_timer
+from golden_distill.flows.workdir import make_private
 
 
 def redact_cache_key(
@@ -54,7 +55,8 @@ def _run(job: RedactJob) -> RedactResult:
         ),
     )
     quarantine_path = out / "quarantine.jsonl"
-    quarantine_path.touch()  # present even when empty: a cached result checks its files exist
+    quarantine_path.touch(mode=0o600)  # present even when empty: cached results check files
+    make_private(out, [quarantine_path], stop_at=out.parent)
     redacted, quarantined, stats = timed(
         "redact", shard_steps.redact_candidates, chosen, job.config, quarantine_path, job.key_id
     )

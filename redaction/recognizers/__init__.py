@@ -14,6 +14,7 @@ from golden_distill.redaction.recognizers import (
     phone,
     phone_shape,
     secrets,
+    ssn_passport,
     street_address,
 )
 from golden_distill.redaction.recognizers.base import RecognizerSpec
@@ -33,6 +34,7 @@ SPECS: dict[str, RecognizerSpec] = {
         introduced_name,
         phone_shape,
         street_address,
+        ssn_passport,
     )
 }
 

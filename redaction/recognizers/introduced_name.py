@@ -20,13 +20,22 @@ _EN_CUE = (
     r"|\bthis for|\bthank you,|\bthanks,|\bhi,?|\bhello,?|\bwelcome,?|\bsorry,)"
 )
 _EN_NAME = r"[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?(?: [A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?){1,2}"
-_HAN_NAME = r"[\u4e00-\u9fff]{2,3}"
+_HAN_NAME = r"[\u4e00-\u9fff]{2,4}"  # compound surnames (欧阳, 司马, 诸葛, 上官) make four
+#: After the strongest cues a name may be written in any case ("hi, this is marta quenby").
+_STRONG_CUE = r"(?i:\bmy name is|\bname's|\bthis is|\bthe customer|\bgoodbye|\bbye)"
+_ANY_CASE_NAME = (
+    r"(?!(?i:the|a|an|not|going|looking|trying|calling|about|regarding|urgent|my|your|our|for"
+    r"|to|in|on|at|with|just|really|very|so|also|still|here|there|what|how|why|when|is|was|be"
+    r"|and|but|or|it|this|that|called|asking|wrong|correct|fine|great|good|ok|okay|done)\b)"
+    r"(?i:[a-z][a-z'\-]{2,}(?: [a-z][a-z'\-]{2,}){1,2})\b"
+)
 _HAN_END = r"(?=[，。,.!！?？\s]|$)"
 
 
 class IntroducedNameRecognizer(PatternRecognizer):
     PATTERNS = [
         Pattern("en_introduced_name", rf"(?<={_EN_CUE}[ \t]{{1,3}}){_EN_NAME}\b", 0.6),
+        Pattern("en_any_case_name", rf"(?<={_STRONG_CUE},?[ \t]{{1,3}}){_ANY_CASE_NAME}", 0.5),
         Pattern("zh_called", rf"(?<=我叫|我的名字是|本人){_HAN_NAME}{_HAN_END}", 0.6),
         Pattern("zh_i_am", rf"(?<=我是){_HAN_NAME}{_HAN_END}", 0.5),
         Pattern("zh_i_am_of", rf"(?<=我是[^，。,\s]{{1,30}}的){_HAN_NAME}{_HAN_END}", 0.6),
@@ -72,6 +81,7 @@ SPEC = RecognizerSpec(
         "hello",
         "welcome",
         "sorry",
+        "bye",
         "mr",
         "ms",
         "dr",

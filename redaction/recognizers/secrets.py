@@ -40,7 +40,9 @@ _TOKEN_STRICT = re.compile(r"[A-Za-z0-9+/=_\-~]")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 _CONTEXT_PATTERNS = (
     # credentials in connection URLs: user and password
-    re.compile(r"(?<![A-Za-z0-9])[a-z][a-z0-9+.\-]{1,20}://(?P<v>[^\s:/@]+:[^\s@/]+)@", re.I),
+    re.compile(
+        r"(?<![A-Za-z0-9])[a-z][a-z0-9+.\-]{1,20}://(?P<v>[^\s:/@]+):(?P<p>[^\s@/]+)@", re.I
+    ),
     # header credentials
     re.compile(r"(?i:\b(?:basic|bearer|token))[ \t]+(?P<v>[A-Za-z0-9\-._~+/]{8,}=*)"),
     # key-led values: api_key=..., password is ..., "secret": "..."
@@ -75,7 +77,8 @@ def ruleset() -> tuple[BasePlugin, ...]:
 
 def ruleset_version() -> str:
     """``detect-secrets <version>`` plus the plugin names, for the manifest."""
-    return f"detect-secrets {detect_secrets.__version__ if hasattr(detect_secrets, '__version__') else _dist_version()}"
+    version = getattr(detect_secrets, "__version__", None) or _dist_version()
+    return f"detect-secrets {version}"
 
 
 def _dist_version() -> str:
@@ -124,6 +127,8 @@ def find_secrets(text: str) -> list[tuple[int, int]]:
     for pattern in _CONTEXT_PATTERNS:
         for m in pattern.finditer(text):
             spans.add((m.start("v"), m.end("v")))
+            if "p" in pattern.groupindex:  # a URL's user and password: separate values
+                spans.add((m.start("p"), m.end("p")))
     b64, hexa = _entropy_plugins()
     for m in _ENTROPY_CANDIDATE.finditer(text):
         token = m.group(0)

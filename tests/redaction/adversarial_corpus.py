@@ -203,7 +203,9 @@ def _probes() -> list[Probe]:
     add("key", "AB123456C", in_response("national_id", "AB123456C"))
     add("key", "98-7654321", in_response("tax_id", "98-7654321"))
     add("key", "Orla Bexley", in_response("holder_name", "Orla Bexley"))
-    add("key", "41 Quarry Lane, Dunmore", in_response("home", {"street": "41 Quarry Lane, Dunmore"}))
+    add(
+        "key", "41 Quarry Lane, Dunmore", in_response("home", {"street": "41 Quarry Lane, Dunmore"})
+    )
     add("key", "vk-user-quartz", in_response("username", "vk-user-quartz"))
     add("key", "CUST-99017342", in_response("clientRef", "CUST-99017342"))
     add("key", "778812345", in_response("member_number", 778812345))
@@ -293,11 +295,17 @@ def _probes() -> list[Probe]:
     add("field", "stan.ibsen@example.com", at("toolCalls.0.toolName", "stan.ibsen@example.com"))
     add("field", "mara.qualls@example.com", at("toolCalls.0.system", "mara.qualls@example.com"))
     add("field", "4155550134", at("intent.name", "call_4155550134"))
-    add("field", "pia.lundgren@example.com", at("modelParams", {"user": "pia.lundgren@example.com"}))
+    add(
+        "field", "pia.lundgren@example.com", at("modelParams", {"user": "pia.lundgren@example.com"})
+    )
     add("field", "otto.brisk@example.com", at("agentVersion", "3.1.0+otto.brisk@example.com"))
     add("field", "fay.dorsey@example.com", at("modelIdentifier", "fay.dorsey@example.com"))
     add("field", "len.pardo@example.com", at("systemPromptVersion", "len.pardo@example.com"))
-    add("field", "rui.tavares@example.com", at("context.envVersions", {"owner": "rui.tavares@example.com"}))
+    add(
+        "field",
+        "rui.tavares@example.com",
+        at("context.envVersions", {"owner": "rui.tavares@example.com"}),
+    )
     add(
         "field",
         "zia.norcross@example.com",
@@ -306,9 +314,17 @@ def _probes() -> list[Probe]:
             [{"text": "policy text", "indexSnapshotId": "zia.norcross@example.com", "query": "q"}],
         ),
     )
-    add("field", "amos.greer@example.com", at("expectedFinalState", "SENT_TO_amos.greer@example.com"))
+    add(
+        "field",
+        "amos.greer@example.com",
+        at("expectedFinalState", "SENT_TO_amos.greer@example.com"),
+    )
     add("field", "bea.lockhart@example.com", at("recordId", "bea.lockhart@example.com"))
-    add("field", "Oswin Fairleigh", at("handoff", {"requested": True, "reason": "Oswin Fairleigh asked"}))
+    add(
+        "field",
+        "Oswin Fairleigh",
+        at("handoff", {"requested": True, "reason": "Oswin Fairleigh asked"}),
+    )
     add("field", "cal.venn@example.com", at("finalStatus", "cal.venn@example.com"))
     add(
         "field",
@@ -344,7 +360,7 @@ def _probes() -> list[Probe]:
         "json",
         "558-21-9043",
         nothing,
-        raw_response='{"n": 123456789012345678901234567890, "ssn": "558-21-9043"}',
+        raw_response='{"n": 314159265358979323846264338327, "ssn": "558-21-9043"}',
     )
     add(
         "json",
@@ -365,14 +381,28 @@ def _probes() -> list[Probe]:
         "json",
         "vic.hollis@example.com",
         nothing,
-        raw_response=json.dumps(json.dumps({"inner": json.dumps({"mail": "vic.hollis@example.com"})})),
+        raw_response=json.dumps(
+            json.dumps({"inner": json.dumps({"mail": "vic.hollis@example.com"})})
+        ),
     )
     # 7. secrets ------------------------------------------------------------------------------
     t2 = jwt_with({"sub": "8812", "role": "admin", "iat": 1700000000})
     add("secret", t2, in_text(f"token is {t2}"))
-    add("secret", "xoxb-2201234567-9876543210-AbCdEfGhIjKlMnOpQrStUvWx", in_text("slack xoxb-2201234567-9876543210-AbCdEfGhIjKlMnOpQrStUvWx"))
-    add("secret", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", in_text("stripe key sk_live_4eC39HqLyjWDarjtT1zdp7dc"))
-    add("secret", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", in_response("cfg", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"))
+    add(
+        "secret",
+        "xoxb-2201234567-9876543210-AbCdEfGhIjKlMnOpQrStUvWx",
+        in_text("slack xoxb-2201234567-9876543210-AbCdEfGhIjKlMnOpQrStUvWx"),
+    )
+    add(
+        "secret",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        in_text("stripe key sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    )
+    add(
+        "secret",
+        "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+        in_response("cfg", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
+    )
     add(
         "secret",
         "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -395,19 +425,41 @@ def _probes() -> list[Probe]:
         in_text("see https://harriet.vance:pw1234xyz@files.example.com/x"),
         also=("pw1234xyz",),
     )
-    add("secret", "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", in_text("gh ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"))
+    add(
+        "secret",
+        "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        in_text("gh ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    )
     pem_body = "MIIEowIBAAKCAQEA7bq98mXw1Zq2Lk4PpQvA0c9YtR3nHs8WdJf6UeKgTxV5yNiO"
     add(
         "secret",
         pem_body,
-        in_response("key", f"-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n-----END RSA PRIVATE KEY-----"),
+        in_response(
+            "key", f"-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n-----END RSA PRIVATE KEY-----"
+        ),
     )
-    add("secret", "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90", in_text("openai sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90"))
+    add(
+        "secret",
+        "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90",
+        in_text("openai sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90"),
+    )
     add("secret", "H0rnbeam#2291", in_text("my password is H0rnbeam#2291 don't share"))
-    add("secret", "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", in_text("sendgrid 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"))
-    add("secret", "npm_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa", in_text("npm token npm_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"))
+    add(
+        "secret",
+        "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",
+        in_text("sendgrid 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"),
+    )
+    add(
+        "secret",
+        "npm_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa",
+        in_text("npm token npm_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"),
+    )
     add("secret", "Rk7pQ2xZ9mW4vN8b", in_response("client_secret", "Rk7pQ2xZ9mW4vN8b"))
-    add("secret", "d8f7a6b5c4e3d2f1a0b9c8d7e6f5a4b3", in_text('token: "d8f7a6b5c4e3d2f1a0b9c8d7e6f5a4b3"'))
+    add(
+        "secret",
+        "d8f7a6b5c4e3d2f1a0b9c8d7e6f5a4b3",
+        in_text('token: "d8f7a6b5c4e3d2f1a0b9c8d7e6f5a4b3"'),
+    )
     add("secret", "Bearer-free-8Hk2", in_response("Authorization", "Bearer-free-8Hk2"))
     # 8. names, places, phones ------------------------------------------------------------------
     add("name", "marta quenby", in_text("hi, this is marta quenby, I need help"), also=("quenby",))
@@ -436,30 +488,51 @@ def _probes() -> list[Probe]:
     add("name", "0412 345 678", in_text("aussie mobile 0412 345 678"))
     add("name", "+86 139 1111 2222", in_text("call +86 139 1111 2222"), also=("13911112222",))
     # 9. more that nobody listed ---------------------------------------------------------------
-    add("more", "ferris.lowe@example.com", in_response("notes", ["call", "ferris.lowe@example.com"]))
+    add(
+        "more", "ferris.lowe@example.com", in_response("notes", ["call", "ferris.lowe@example.com"])
+    )
     add("more", "4155550142", in_text("phone=4155550142&ok=1"))
     add("more", "nell.ashdown+vip@example.com", in_text("cc nell.ashdown+vip@example.com"))
     add("more", "oren.pike@example.com", in_answer("sent to oren.pike@example.com"))
     add("more", "Quill Harrowgate", in_response("recipientName", "Quill Harrowgate"))
     add("more", "5105105105105100", in_text("card 5105-1051-0510-5100 declined"))
-    add("more", "ulla.brandt@example.com", at("handoff", {"requested": True, "reason": "ulla.brandt@example.com"}))
+    add(
+        "more",
+        "ulla.brandt@example.com",
+        at("handoff", {"requested": True, "reason": "ulla.brandt@example.com"}),
+    )
     add(
         "more",
         "ivo.kessler@example.com",
         at("context.memory", {"history": [{"k": [{"deep": "ivo.kessler@example.com"}]}]}),
     )
     add("more", "9876543210123", in_response("loyaltyCard", "9876543210123"))
-    add("more", "FR7630006000011234567890189", in_response("bankAccount", "FR7630006000011234567890189"))
+    add(
+        "more",
+        "FR7630006000011234567890189",
+        in_response("bankAccount", "FR7630006000011234567890189"),
+    )
     add("more", "1990-02-14", in_response("date_of_birth_text", "born 1990-02-14"))
     add("more", "wendell.cray@example.com", in_text("EMAIL: WENDELL.CRAY@EXAMPLE.COM".lower()))
     add("more", "6145550133", in_text("(614) 555-0133 is my number"))
-    add("more", "ysolde.marin@example.com", in_response("contacts", {"primary": {"value": "ysolde.marin@example.com"}}))
+    add(
+        "more",
+        "ysolde.marin@example.com",
+        in_response("contacts", {"primary": {"value": "ysolde.marin@example.com"}}),
+    )
     add("more", "7700900555", in_response("msisdn", "447700900555"), also=("447700900555",))
     add("more", "Barnaby Quell", in_text("Dear Barnaby Quell, your order shipped"))
     add("more", "kai.ostrowski@example.com", in_text("kai.ostrowski@example.com"))
     add("more", "4024007134564842", in_response("cc", "4024 0071 3456 4842"))
-    add("more", "leo.farrant@example.com", in_text("<a href=\"mailto:leo.farrant@example.com\">x</a>"))
-    add("more", "mina.sorrel@example.com", in_text("bWluYS5zb3JyZWxAZXhhbXBsZS5jb20= is the id"), also=("bWluYS5zb3JyZWxAZXhhbXBsZS5jb20",))
+    add(
+        "more", "leo.farrant@example.com", in_text('<a href="mailto:leo.farrant@example.com">x</a>')
+    )
+    add(
+        "more",
+        "mina.sorrel@example.com",
+        in_text("bWluYS5zb3JyZWxAZXhhbXBsZS5jb20= is the id"),
+        also=("bWluYS5zb3JyZWxAZXhhbXBsZS5jb20",),
+    )
     return p
 
 

@@ -152,7 +152,9 @@ def test_scrubbing_error_quarantines_instead_of_publishing_raw(
 
 def test_residual_finding_at_verification_quarantines(key: PseudonymKey) -> None:
     # detection ignores phones (threshold above their score); verification still sees them
-    lax = Redactor(RedactionConfig(score_threshold=0.95, verify_threshold=0.3, unsafe_allow_weakened=True), key)
+    lax = Redactor(
+        RedactionConfig(score_threshold=0.95, verify_threshold=0.3, unsafe_allow_weakened=True), key
+    )
     result = lax.redact(case(user_input="my phone number is 001-711-950-3892x828"))
     assert result.row is None and result.reason == RESIDUAL_PII
     assert result.entity_types == ("PHONE_NUMBER",)
