@@ -210,6 +210,7 @@ def publish(
 ) -> tuple[str, str]:
     """Publish the version; its id and the report's location."""
     from golden_distill.datasets.store.publish import publish_version
+    from golden_distill.redaction.versions import detector_versions
 
     config = resolved.config
     clusters = selection.clusters.to_arrow() if selection.clusters is not None else None
@@ -224,6 +225,7 @@ def publish(
             "config": config.model_dump(mode="json"),
             "code_version": stats.get("pipeline_version"),
             "key_id": key_id,
+            "detector_versions": detector_versions(config.redaction),
             "lineage": {
                 "sources": [display_uri(s) for s in resolved.sources],
                 "since": stats.get("since"),
@@ -232,7 +234,10 @@ def publish(
                 "quarantined": stats.get("quarantined", {}),
             },
             "stats": {k: v for k, v in stats.items() if k not in ("change",)},
-            "redaction": {"entities": stats.get("redaction", {})},
+            "redaction": {
+                "entities": stats.get("redaction", {}),
+                "unsafe_allow_weakened": config.redaction.unsafe_allow_weakened,
+            },
             "dedup": stats.get("dedup", {}),
         },
         force=resolved.params.force,

@@ -44,7 +44,7 @@ def _redact(corpus: dict[str, Any], secret: bytes, rows: int | None = None) -> S
 
 @pytest.fixture(scope="module")
 def redacted(corpus: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    secret = b"generator-test-key-" + b"x" * 32
+    secret = b"generator-test-key-Pz5Ox9Iw3Uv7Yt1Rs8Eq2Wa6Sd4Fg0Hj"
     result = _redact(corpus, secret)
     path = tmp_path_factory.mktemp("out") / "cases.parquet"
     # uncompressed, no dictionary pages: the file's bytes hold every string as written

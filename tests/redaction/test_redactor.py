@@ -115,7 +115,7 @@ def test_structure_amounts_statuses_and_names_are_unchanged(redactor: Redactor) 
 
 def test_same_input_same_output_and_other_key_other_pseudonyms(redactor: Redactor) -> None:
     assert dump(redactor.redact(crm_case()).row) == dump(redactor.redact(crm_case()).row)
-    other = Redactor(RedactionConfig(), PseudonymKey(b"z" * 48))
+    other = Redactor(RedactionConfig(), PseudonymKey(b"other-key-Mn6Bv1Cx8Zl3Kj9Hg2Fd7Sa4Qw0Er5Ty"))
     a = orjson.loads(redactor.redact(crm_case()).row["steps"][1]["arguments"])["orderId"]
     b = orjson.loads(other.redact(crm_case()).row["steps"][1]["arguments"])["orderId"]
     assert a != b
