@@ -26,6 +26,7 @@ import orjson
 
 from golden_distill.datasets.canonical_json import canonical_args_sha256, normalise_volatile_keys
 from golden_distill.redaction.analyzer import TextAnalyzer
+from golden_distill.redaction.collisions import CollisionGuard
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.findings_cache import FindingsCache
 from golden_distill.redaction.key_rules import (
@@ -38,7 +39,7 @@ from golden_distill.redaction.key_rules import (
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.name_dictionary import is_dictionary_name, names_in
 from golden_distill.redaction.propagation import Propagator, ValueIndex, make_anonymizer
-from golden_distill.redaction.pseudonym import key_pseudonym, value_token
+from golden_distill.redaction.pseudonym import value_token
 from golden_distill.redaction.slots import Verbatim, case_slots
 from golden_distill.redaction.verify import ScrubbedField, verify_scrubbed
 from golden_distill.redaction.walker import (
@@ -255,7 +256,9 @@ class Redactor:
         for name in names_in(scan.free_texts, names):
             scan.index.add_pii(name, "PERSON")
 
-    def finish(self, scan: CaseScan, findings: FindingsCache) -> CaseRedaction:
+    def finish(
+        self, scan: CaseScan, findings: FindingsCache, guard: CollisionGuard | None = None
+    ) -> CaseRedaction:
         """Add free-text findings, replace everywhere, recompute hashes, verify."""
         self.absorb_findings(scan, findings)
         index = scan.index
@@ -264,7 +267,9 @@ class Redactor:
             v.casefold() not in index.pii and v not in scan.non_personal for v in scan.unknown_ids
         ):
             return CaseRedaction(case_id, None, UNKNOWN_IDENTIFIER)
-        prop = index.build(self.anonymizer)
+        if guard is None:
+            guard = CollisionGuard(self.key.secret, index.keys.items())
+        prop = index.build(self.anonymizer, guard)
         counts: Counter[str] = Counter()
         scrubbed: list[ScrubbedField] = []
         for i, (slot, put) in enumerate(scan.slots):
@@ -352,22 +357,43 @@ class Redactor:
             if not _INTEGER.fullmatch(token):
                 return None  # keys are integers; a float "key" is left for verification
             counts[rule.label] += 1
-            new = key_pseudonym(token, rule.key_type, secret, rule.prefix)
-            prop.emitted.add(new)
-            return new
+            prop.keys.setdefault(token, rule)
+            return prop.substitute(token)
 
         if not needs_paths:  # edit string tokens only
             return rewrite_json_strings(text, lambda v: on_string(v, _no_path))
         return rewrite_json_text(text, on_string, on_number if numeric else None)
 
     # -- the whole thing ----------------------------------------------------------------
+    def table_keys(
+        self, rows: list[dict[str, Any]], findings: FindingsCache
+    ) -> list[tuple[str, KeyRule]]:
+        """Every original key of ``rows`` (for a table-wide ``CollisionGuard``); fills
+        ``findings`` on the way, so the redaction pass that follows analyzes nothing twice."""
+        scans = []
+        for row in rows:
+            with contextlib.suppress(Exception):  # such a case fails closed later
+                scans.append(self.scan(row))
+        with contextlib.suppress(Exception):
+            findings([t for scan in scans for t in scan.free_texts])
+        out: list[tuple[str, KeyRule]] = []
+        for scan in scans:
+            with contextlib.suppress(Exception):
+                self.absorb_findings(scan, findings)
+            out.extend(scan.index.keys.items())
+        return out
+
     def redact_many(
-        self, rows: list[dict[str, Any]], findings: FindingsCache | None = None
+        self,
+        rows: list[dict[str, Any]],
+        findings: FindingsCache | None = None,
+        guard: CollisionGuard | None = None,
     ) -> list[CaseRedaction]:
         """Redact a batch of rows: one batched analyzer call for all their free text.
 
         ``findings``: a cache shared by the batches of one table (``redact_table``); a new one
-        when omitted. The name dictionary is built from ``rows`` only and dropped on return.
+        when omitted. ``guard``: the table's ``CollisionGuard`` (else one for this batch). The
+        name dictionary is built from ``rows`` only and dropped on return.
         """
         if findings is None:
             findings = self.findings_cache()
@@ -385,13 +411,18 @@ class Redactor:
         # one batched analyzer call; if it fails, each case retries (and fails closed) below
         with contextlib.suppress(Exception):
             findings([t for _, scan in scans for t in scan.free_texts])
+        for _, scan in scans:
+            with contextlib.suppress(Exception):  # fails closed in finish()
+                self.absorb_findings(scan, findings)
+        if guard is None:
+            guard = CollisionGuard(
+                self.key.secret, [kv for _, scan in scans for kv in scan.index.keys.items()]
+            )
         if self.config.shard_name_dictionary:
             names: set[str] = set()
             for _, scan in scans:
-                try:
-                    self.absorb_findings(scan, findings)
-                except Exception:
-                    continue  # fails closed in finish()
+                if not scan.absorbed:
+                    continue
                 names.update(
                     spelling
                     for folded, spelling in scan.index.pii_spelling.items()
@@ -402,7 +433,7 @@ class Redactor:
                 self.add_dictionary_names(scan, frozen)
         for i, scan in scans:
             try:
-                out[i] = self.finish(scan, findings)
+                out[i] = self.finish(scan, findings, guard)
             except Exception as exc:
                 case_id = str(rows[i].get("case_id") or "")
                 out[i] = CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__)

@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from golden_distill.datasets.quarantine import QuarantineEntry
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.redaction.collisions import CollisionGuard
 from golden_distill.redaction.redactor import STAGE, Redactor
 
 DEFAULT_BATCH_CASES = 1_000
@@ -112,9 +113,16 @@ def redact_table(
     reasons: Counter[str] = Counter()
     findings = redactor.findings_cache()  # this call's own: pure per string, dropped on return
     with _gc_paused():
+        # every original key of the table first, so no pseudonym equals another original
+        keys = []
+        for batch in table.to_batches(max_chunksize=batch_cases):
+            keys.extend(redactor.table_keys(batch.to_pylist(), findings))
+        guard = CollisionGuard(redactor.key.secret, keys)
+        del keys
         for batch in table.to_batches(max_chunksize=batch_cases):
             rows = batch.to_pylist()
-            for row, result in zip(rows, redactor.redact_many(rows, findings), strict=True):
+            results = redactor.redact_many(rows, findings, guard)
+            for row, result in zip(rows, results, strict=True):
                 if result.row is not None:
                     counts.update(result.counts)
                     kept.append(result.row)
