@@ -118,11 +118,12 @@ def key_pseudonym(
     lead = next((i for i, r in enumerate(radices) if r != 1), None)
     lead_nonzero = lead is not None and radices[lead] == 10 and rest[lead] != "0" and not kept
 
+    digit_lead = lead is not None and radices[lead] == 10 and not kept
+
     def fits(candidate: str) -> bool:
-        if lead is not None and radices[lead] == 10 and not kept:
-            if (candidate[lead] != "0") != lead_nonzero:
-                return False
-        return kept or prefix_re is None or not prefix_re.match(candidate)
+        if digit_lead and (candidate[lead] != "0") != lead_nonzero:
+            return False
+        return bool(kept) or prefix_re is None or not prefix_re.match(candidate)
 
     proto = _round_key(secret, tweak)
     x = _rank(rest, radices)
