@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+from presidio_analyzer import AnalyzerEngine, EntityRecognizer, RecognizerRegistry
 from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer
 from presidio_analyzer.nlp_engine import (
     NerModelConfiguration,
@@ -32,7 +32,7 @@ from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.normalise import Normalised, normalise
-from golden_distill.redaction.recognizers import SPECS
+from golden_distill.redaction.recognizers import SPECS, RecognizerSpec
 from golden_distill.redaction.recognizers.base import Keywords
 
 LANGUAGE = "en"
@@ -100,11 +100,18 @@ class NoContextEnhancer(ContextAwareEnhancer):
 class TextAnalyzer:
     """Finds personal values in free text; ``analyze_many`` batches (NER pipes in batches)."""
 
-    def __init__(self, config: RedactionConfig) -> None:
-        specs = [SPECS[name] for name in config.recognizers]
-        recognizers = [spec.build(config) for spec in specs]
+    def __init__(self, config: RedactionConfig, specs: list[RecognizerSpec] | None = None) -> None:
+        """``specs``: the recognizers to run (default: ``config.recognizers`` plus NER when
+        configured); given explicitly, no NER model is loaded (the verifier's extras)."""
+        use_ner = specs is None and bool(config.ner_model)
+        if specs is None:
+            specs = [SPECS[name] for name in config.recognizers]
+        recognizers: list[EntityRecognizer] = []
+        for spec in specs:
+            built = spec.build(config)
+            recognizers.extend(built if isinstance(built, list) else [built])
         self.ner_entities: tuple[str, ...] = ()
-        if config.ner_model:
+        if use_ner and config.ner_model:
             nlp_engine = _ner_engine(config.ner_model)
             self.ner_entities = tuple(config.ner_entities)
             recognizers.append(
@@ -120,7 +127,7 @@ class TextAnalyzer:
             registry=registry,
             nlp_engine=nlp_engine,
             supported_languages=[LANGUAGE],
-            context_aware_enhancer=None if config.ner_model else NoContextEnhancer(),
+            context_aware_enhancer=None if use_ner else NoContextEnhancer(),
         )
         self.nlp_engine = nlp_engine
         self._empty: object | None = None

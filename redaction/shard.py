@@ -86,6 +86,8 @@ class ShardRedactionResult:
     cases_in: int = 0
     seconds: float = 0.0
     key_id: str = ""
+    #: field inventory (``inventory.py``): (tool, path, handling) -> count, never values
+    inventory: Counter[tuple[str, str, str]] = field(default_factory=Counter)
 
     @property
     def cases_out(self) -> int:
@@ -111,6 +113,7 @@ def redact_table(
     quarantined: list[QuarantinedCase] = []
     counts: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    inventory: Counter[tuple[str, str, str]] = Counter()
     findings = redactor.findings_cache()  # this call's own: pure per string, dropped on return
     with _gc_paused():
         # every original key of the table first, so no pseudonym equals another original
@@ -123,6 +126,7 @@ def redact_table(
             rows = batch.to_pylist()
             results = redactor.redact_many(rows, findings, guard)
             for row, result in zip(rows, results, strict=True):
+                inventory.update(result.fields)
                 if result.row is not None:
                     counts.update(result.counts)
                     kept.append(result.row)
@@ -148,4 +152,5 @@ def redact_table(
         cases_in=table.num_rows,
         seconds=time.perf_counter() - started,
         key_id=redactor.key_id,
+        inventory=inventory,
     )

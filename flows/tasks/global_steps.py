@@ -167,6 +167,21 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
     return parent.version, ids
 
 
+def parent_field_inventory(resolved: ResolvedRun) -> dict[str, Any] | None:
+    """The field inventory recorded by the set's `latest` version (None for a new set)."""
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+
+    try:
+        parent = open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@latest",
+            storage_options=resolved.config.publish.storage_options or None,
+        )
+    except (VersionNotFound, FileNotFoundError):
+        return None
+    return (parent.manifest.get("redaction") or {}).get("fields") or {}
+
+
 def latest_made_from(
     resolved: ResolvedRun, inputs_sha256: str | None, *, stat: str = "inputs_sha256"
 ) -> tuple[str, dict] | None:
@@ -233,9 +248,10 @@ def publish(
                 "records_read": stats.get("records_read", 0),
                 "quarantined": stats.get("quarantined", {}),
             },
-            "stats": {k: v for k, v in stats.items() if k not in ("change",)},
+            "stats": {k: v for k, v in stats.items() if k not in ("change", "field_inventory")},
             "redaction": {
                 "entities": stats.get("redaction", {}),
+                "fields": stats.get("field_inventory", {}),
                 "unsafe_allow_weakened": config.redaction.unsafe_allow_weakened,
             },
             "dedup": stats.get("dedup", {}),

@@ -38,6 +38,7 @@ from golden_distill.flows.tasks.run_stats import (
     merge_shard_stats,
 )
 from golden_distill.flows.tasks.select import Selection
+from golden_distill.redaction.inventory import new_paths
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,11 @@ def build_stats(
         until=resolved.params.until.isoformat() if resolved.params.until else None,
         change=change_against(parent, parent_ids, case_ids),
         stage_seconds={k: round(v, 3) for k, v in timings.items()},
+        redaction_weakened=resolved.config.redaction.unsafe_allow_weakened,
+    )
+    stats["field_inventory_new"] = new_paths(
+        stats.get("field_inventory") or {},
+        global_steps.parent_field_inventory(resolved) if parent is not None else None,
     )
     return stats
 

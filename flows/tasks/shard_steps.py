@@ -150,6 +150,7 @@ def redact_candidates(
     quarantined candidates with their reason (also appended to the shard's quarantine file),
     and counts per entity type / per reason."""
     from golden_distill.datasets.quarantine import Quarantine
+    from golden_distill.redaction.inventory import to_nested
     from golden_distill.redaction.shard import redact_table
 
     result = redact_table(candidates, _redactor(config, key_id))
@@ -159,5 +160,6 @@ def redact_candidates(
     stats = {
         "redaction": {str(k): int(v) for k, v in result.entity_counts.items()},
         "redaction_quarantined": {str(k): int(v) for k, v in result.reasons.items()},
+        "field_inventory": to_nested(result.inventory),
     }
     return result.table, {q.case_id: q.reason for q in result.quarantined}, stats

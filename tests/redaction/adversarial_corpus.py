@@ -198,7 +198,7 @@ def _probes() -> list[Probe]:
     add("key", "7731904465", in_response("account_no", "7731904465"))
     add("key", "s3cr3t-Pl4nk-77", in_response("secret", "s3cr3t-Pl4nk-77"))
     add("key", "tok-9f8e7d6c5b4a3921", in_response("access_token", "tok-9f8e7d6c5b4a3921"))
-    add("key", "4471", in_response("pin", "4471"))
+    add("key", "92837465", in_response("pin", "92837465"))
     add("key", "D1234-56789-01234", in_response("driverLicense", "D1234-56789-01234"))
     add("key", "AB123456C", in_response("national_id", "AB123456C"))
     add("key", "98-7654321", in_response("tax_id", "98-7654321"))
