@@ -26,10 +26,12 @@ import orjson
 
 from golden_distill.datasets.canonical_json import canonical_args_sha256, normalise_volatile_keys
 from golden_distill.redaction.analyzer import TextAnalyzer
+from golden_distill.redaction.case_inventory import case_inventory, verifier_fields
+from golden_distill.redaction.case_scan import CaseScan, scan_case
 from golden_distill.redaction.collisions import CollisionGuard
 from golden_distill.redaction.config import FLOOR_RECOGNIZERS, RedactionConfig
 from golden_distill.redaction.findings_cache import FindingsCache
-from golden_distill.redaction.inventory import FieldKey, safe_path, tool_and_path
+from golden_distill.redaction.inventory import FieldKey
 from golden_distill.redaction.key_rules import (
     KeyRule,
     NonPersonalRule,
@@ -39,18 +41,14 @@ from golden_distill.redaction.key_rules import (
 )
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.name_dictionary import is_dictionary_name, names_in
-from golden_distill.redaction.propagation import Propagator, ValueIndex, make_anonymizer
+from golden_distill.redaction.propagation import Propagator, make_anonymizer
 from golden_distill.redaction.pseudonym import value_token
 from golden_distill.redaction.recognizers import SPECS
 from golden_distill.redaction.recognizers.presidio_predefined import SPEC as PREDEFINED
-from golden_distill.redaction.slots import Verbatim, case_slots
 from golden_distill.redaction.verify import ScrubbedField, verify_scrubbed
 from golden_distill.redaction.walker import (
     Slot,
-    iter_keys,
-    iter_leaves,
     nested_json,
-    parse_json,
     rewrite_json_strings,
     rewrite_json_text,
 )
@@ -61,24 +59,6 @@ UNKNOWN_IDENTIFIER = "unknown_identifier"
 #: Key type of identifier-shaped values no rule classifies (one namespace, so one value reads
 #: the same wherever it appears).
 UNKNOWN_ID_TYPE = "id"
-_ID_CHARS = re.compile(r"^[A-Za-z0-9_.:/#+@-]+$")
-_BUSINESS_ID = re.compile(r"^[A-Za-z0-9_.:/#-]{1,64}$")
-_DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
-_AMOUNT_LIKE = re.compile(r"^[-+]?[\d,]*\.\d+$|^v?\d+(?:\.\d+)+$")
-
-
-def _identifier_shaped(value: str) -> bool:
-    """6+ digits, or letters mixed with 2+ digits in one 6+ character token; dates, amounts
-    and versions are not identifiers."""
-    value = value.strip()
-    if not 6 <= len(value) <= 64 or not _ID_CHARS.match(value):
-        return False
-    digits = sum(c.isdigit() for c in value)
-    if digits < 2 or _DATE_LIKE.match(value) or _AMOUNT_LIKE.match(value):
-        return False
-    return digits >= 6 or any(c.isalpha() for c in value)
-
-
 REDACTION_ERROR = "redaction_error"
 _INTEGER = re.compile(r"-?\d+")
 
@@ -101,32 +81,8 @@ class CaseRedaction:
         return self.row is not None
 
 
-@dataclass(slots=True)
-class CaseScan:
-    """A case after the structural pass, waiting for free-text findings."""
-
-    row: dict[str, Any]
-    slots: list[tuple[Slot, Callable[[str], None]]]
-    index: ValueIndex
-    free_texts: list[str]
-    numeric_slots: set[int]
-    non_personal: set[str]
-    verbatim: list[Verbatim] = field(default_factory=list)
-    unknown_ids: list[str] = field(default_factory=list)
-    absorbed: bool = False
-    fields: Counter[FieldKey] = field(default_factory=Counter)
-    scanned: list[tuple[str, str, str]] = field(default_factory=list)
-    step_names: list[str] = field(default_factory=list)
-
-
 def _no_path() -> Path:
     return ()
-
-
-def _propagatable(value: Any) -> bool:
-    """Structured values that are ordinary lowercase words ("mobile", "home") stay local."""
-    text = str(value)
-    return not (text.isascii() and text.isalpha() and text.islower())
 
 
 class Redactor:
@@ -190,90 +146,15 @@ class Redactor:
 
     # -- the three phases ----------------------------------------------------------------
     def scan(self, row: dict[str, Any]) -> CaseScan:
-        """Structural pass over every leaf: key fields, key rules, key-name evidence, unknown
-        identifiers, key text patterns; everything no rule owns is collected as free text."""
-        row, slots, verbatim = case_slots(row, self.column_keys)
-        index = ValueIndex(
-            self.key.secret, self.config.min_propagation_length, self.config.min_name_length
+        """Structural pass over every leaf (``case_scan.scan_case``)."""
+        return scan_case(
+            row,
+            config=self.config,
+            secret=self.key.secret,
+            matcher=self.matcher,
+            column_keys=self.column_keys,
+            text_patterns=self.text_patterns,
         )
-        for column, rule in self.column_keys.items():
-            value = row.get(column)
-            if value:
-                index.add_key(str(value), rule)
-        free_texts: list[str] = [v.text for v in verbatim if not v.fits]
-        numeric_slots: set[int] = set()
-        non_personal: set[str] = set()
-        unknown: list[str] = []
-        key_texts: list[str] = []
-        fields: Counter[FieldKey] = Counter()
-        scanned: list[tuple[str, str, str]] = []  # (tool, path, text): findings counted later
-        step_names = [str(s.get("name") or "") for s in row.get("steps") or []]
-        for v in verbatim:
-            tool, where = tool_and_path(v.location, step_names, ())
-            fields[(tool, where, "verbatim" if v.fits else "verbatim_misfit")] += 1
-            if not v.fits:
-                scanned.append((tool, where, v.text))
-        matcher = self.matcher
-        for i, (slot, _) in enumerate(slots):
-            if not slot.is_json:
-                free_texts.append(slot.text)
-                tool, where = tool_and_path(slot.location, step_names, ())
-                fields[(tool, where, "scanned")] += 1
-                scanned.append((tool, where, slot.text))
-                continue
-            tool, base = tool_and_path(slot.location, step_names, ())
-            for path, leaf in iter_leaves(slot.parsed):
-                where = safe_path(base, path)
-                rule = matcher.match(path)
-                is_text = isinstance(leaf, str)
-                if isinstance(rule, NonPersonalRule) and (not is_text or _BUSINESS_ID.match(leaf)):
-                    non_personal.add(str(leaf))
-                    fields[(tool, where, "non_personal")] += 1
-                    continue
-                if isinstance(rule, KeyRule):
-                    if not is_text:
-                        numeric_slots.add(i)
-                    index.add_key(str(leaf), rule)
-                    fields[(tool, where, "key_field")] += 1
-                    continue
-                if isinstance(rule, PiiRule) and rule.owns(path, leaf):
-                    if not is_text:
-                        if isinstance(leaf, float) or (rule.evidence and abs(leaf) < 1000):
-                            fields[(tool, where, "non_personal")] += 1
-                            continue  # amounts and small counts under evidence keys
-                        numeric_slots.add(i)
-                    index.add_pii(str(leaf), rule.entity_type, propagate=_propagatable(leaf))
-                    fields[(tool, where, "evidence" if rule.evidence else "rule")] += 1
-                    continue
-                # no rule owns it: scanned, and identifier-shaped values are unknown ids
-                if is_text:
-                    free_texts.append(leaf)
-                    scanned.append((tool, where, leaf))
-                    if _identifier_shaped(leaf):
-                        unknown.append(leaf.strip())
-                        fields[(tool, where, "unknown_id")] += 1
-                    else:
-                        fields[(tool, where, "scanned")] += 1
-                elif isinstance(leaf, int) and len(str(abs(leaf))) >= 6:
-                    digits = str(leaf)
-                    free_texts.append(digits)
-                    scanned.append((tool, where, digits))
-                    unknown.append(digits)
-                    numeric_slots.add(i)
-                    fields[(tool, where, "unknown_id")] += 1
-            for k in iter_keys(slot.parsed):
-                key_texts.append(k)
-                scanned.append((tool, base + ".<keys>", k))
-        free_texts.extend(key_texts)  # object keys are scanned too ("客户欧阳娜娜": ...)
-        for text in free_texts:  # ids also hide in keys ("order:ORD-1": ...)
-            for pattern, rule in self.text_patterns:
-                for m in pattern.finditer(text):
-                    index.add_key(m.group(0), rule)
-        scan = CaseScan(
-            row, slots, index, free_texts, numeric_slots, non_personal, verbatim, unknown
-        )
-        scan.fields, scan.scanned, scan.step_names = fields, scanned, step_names
-        return scan
 
     def absorb_findings(self, scan: CaseScan, findings: FindingsCache) -> None:
         """Add the free-text findings of a scanned case to its known values."""
@@ -338,9 +219,11 @@ class Redactor:
             scan.non_personal,
             [v.text for v in scan.verbatim],
         )
-        fields = self._inventory(scan, findings)
+        fields = case_inventory(scan, findings, self.config.score_threshold)
         if not verdict.ok:
-            fields.update(self._verifier_fields(scan, scrubbed, prop, findings))
+            fields.update(
+                verifier_fields(scan, scrubbed, prop, findings, self.config.verify_threshold)
+            )
             return CaseRedaction(
                 row.get("case_id") or "",
                 None,
@@ -351,49 +234,6 @@ class Redactor:
             )
         row["redaction"] = orjson.dumps(dict(sorted(counts.items()))).decode()
         return CaseRedaction(row.get("case_id") or "", row, counts=counts, fields=fields)
-
-    def _inventory(self, scan: CaseScan, findings: FindingsCache) -> Counter[FieldKey]:
-        """The case's field inventory: handling per path plus entity types found there."""
-        fields = Counter(scan.fields)
-        found = findings([text for _, _, text in scan.scanned])
-        threshold = self.config.score_threshold
-        for tool, where, text in scan.scanned:
-            for f in found.get(text, ()):
-                if f.score >= threshold:
-                    fields[(tool, where, "found:" + f.entity_type)] += 1
-        return fields
-
-    def _verifier_fields(
-        self,
-        scan: CaseScan,
-        scrubbed: list[ScrubbedField],
-        prop: Propagator,
-        findings: FindingsCache,
-    ) -> Counter[FieldKey]:
-        """Where the verifier found something (only for a refused case: counts, no values)."""
-        out: Counter[FieldKey] = Counter()
-        leaves: list[tuple[str, str, str]] = []
-        for (slot, _), new in zip(scan.slots, scrubbed, strict=True):
-            tool, base = tool_and_path(slot.location, scan.step_names, ())
-            if new.was_json:
-                parsed = parse_json(new.text)
-                for path, leaf in iter_leaves(parsed):
-                    if isinstance(leaf, str):
-                        leaves.append((tool, safe_path(base, path), leaf))
-            else:
-                leaves.append((tool, base, new.text))
-        for v in scan.verbatim:
-            tool, where = tool_and_path(v.location, scan.step_names, ())
-            leaves.append((tool, where, v.text))
-        found = findings.verify([text for _, _, text in leaves])
-        for tool, where, text in leaves:
-            for f in found.get(text, ()):
-                span = text[f.start : f.end]
-                if f.score >= self.config.verify_threshold and not any(
-                    span in sub for sub in prop.emitted
-                ):
-                    out[(tool, where, "verifier:" + f.entity_type)] += 1
-        return out
 
     def _rewrite_json(
         self, slot: Slot, prop: Propagator, counts: Counter[str], numeric: bool

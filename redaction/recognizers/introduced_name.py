@@ -23,12 +23,15 @@ _EN_NAME = r"[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?(?: [A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)
 _HAN_NAME = r"[\u4e00-\u9fff]{2,4}"  # compound surnames (欧阳, 司马, 诸葛, 上官) make four
 #: After the strongest cues a name may be written in any case ("hi, this is marta quenby").
 _STRONG_CUE = r"(?i:\bmy name is|\bname's|\bthis is|\bthe customer|\bgoodbye|\bbye)"
-_ANY_CASE_NAME = (
-    r"(?!(?i:the|a|an|not|going|looking|trying|calling|about|regarding|urgent|my|your|our|for"
+_STOP = (
+    r"(?i:the|a|an|not|going|looking|trying|calling|about|regarding|urgent|my|your|our|for"
     r"|to|in|on|at|with|just|really|very|so|also|still|here|there|what|how|why|when|is|was|be"
-    r"|and|but|or|it|this|that|called|asking|wrong|correct|fine|great|good|ok|okay|done)\b)"
-    r"(?i:[a-z][a-z'\-]{2,}(?: [a-z][a-z'\-]{2,}){1,2})\b"
+    r"|and|but|or|it|this|that|called|asking|wrong|correct|fine|great|good|ok|okay|done|of"
+    r"|record|records|account|order|orders|file|details|profile|info|data|request|case|ticket"
+    r"|number|name|please|who|from|by|again|now|today|here|back|calling|writing|waiting)"
 )
+_ANY_CASE_WORD = rf"(?!{_STOP}\b)(?i:[a-z][a-z'\-]{{2,}})"
+_ANY_CASE_NAME = rf"{_ANY_CASE_WORD}(?: {_ANY_CASE_WORD}){{1,2}}\b"
 _HAN_END = r"(?=[，。,.!！?？\s]|$)"
 
 

@@ -1,10 +1,10 @@
 """Presidio's own predefined recognizers that apply to agent data, for the verifier only.
 
 The verifier must see more than the scrubber, or a blind spot of the curated set is a blind spot
-of both passes. These run after scrubbing on every string (behind one cheap pre-filter): US
-social security numbers (Presidio's pattern and validity rules), crypto wallet addresses, and
-Presidio's own e-mail, credit card, IBAN and IP recognizers (independent implementations of
-what the curated set also looks for).
+of both passes. These run after scrubbing on every string behind one cheap pre-filter: US social
+security numbers without any cue (Presidio's pattern and validity rules; the scrubber only takes
+them with a cue) and crypto wallet addresses. Presidio's e-mail, credit card, IBAN and IP
+recognizers are already part of the curated set (and of the verifier's floor).
 """
 
 from __future__ import annotations
@@ -12,14 +12,7 @@ from __future__ import annotations
 import re
 
 from presidio_analyzer import EntityRecognizer
-from presidio_analyzer.predefined_recognizers import (
-    CreditCardRecognizer,
-    CryptoRecognizer,
-    EmailRecognizer,
-    IbanRecognizer,
-    IpRecognizer,
-    UsSsnRecognizer,
-)
+from presidio_analyzer.predefined_recognizers import CryptoRecognizer, UsSsnRecognizer
 
 from golden_distill.redaction.recognizers.base import RecognizerSpec
 
@@ -29,24 +22,17 @@ class PredefinedRecognizers:
 
     @staticmethod
     def build() -> list[EntityRecognizer]:
-        return [
-            UsSsnRecognizer(),
-            CryptoRecognizer(),
-            EmailRecognizer(),
-            CreditCardRecognizer(),
-            IbanRecognizer(),
-            IpRecognizer(),
-        ]
+        return [UsSsnRecognizer(), CryptoRecognizer()]
 
 
-ENTITIES = ("US_SSN", "CRYPTO", "EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS")
+ENTITIES = ("US_SSN", "CRYPTO")
 
 SPEC = RecognizerSpec(
     name="presidio_predefined",
     entities=ENTITIES,
     prefilter=re.compile(
-        r"@|\d{3}[- .]?\d{2}[- .]?\d{4}|\d{4}[- ]?\d{4}[- ]?\d{4}|[A-Z]{2}\d{2}[A-Z0-9]{4}"
-        r"|\b[13bc][a-km-zA-HJ-NP-Z0-9]{25,}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9a-fA-F]*:[0-9a-fA-F]*:"
+        r"(?<!\d)\d{3}[- .]?\d{2}[- .]?\d{4}(?!\d)"
+        r"|(?<![A-Za-z0-9])(?:[13][a-km-zA-HJ-NP-Z1-9]{25,34}|bc1[a-z0-9]{20,})(?![A-Za-z0-9])"
     ),
     build=lambda cfg: PredefinedRecognizers.build(),  # type: ignore[arg-type,return-value]
 )
