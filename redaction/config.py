@@ -278,7 +278,7 @@ class RedactionConfig(StrictModel):
         description=f"Free-text recognizers to run, from: {', '.join(KNOWN_RECOGNIZERS)}.",
     )
     phone_regions: list[str] = Field(
-        default_factory=lambda: ["US", "GB", "FR", "DE", "AU"],
+        default_factory=lambda: ["US", "GB", "FR", "AU"],
         description="Regions whose national formats the phone recognizer tries (each costs a "
         "full pass over a string). International numbers (+44 ...) are found whatever the "
         "region; Chinese mobiles and NANP-shaped numbers have their own recognizers.",

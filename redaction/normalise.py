@@ -10,7 +10,8 @@ full-width card keeps no last digit behind).
 Layers, each a function ``str -> (str, Mapping)``; their mappings compose:
 
 1. escapes and compatibility forms: URL ``%XX`` runs, HTML entities, literal ``\\uXXXX``, NFKC of
-   non-ASCII runs, format characters (zero-width, bidi marks) removed;
+   full-width forms, dashes and other digit scripts (other text, e.g. Chinese, is left as it
+   is: it would only be analyzed twice for nothing), format characters removed;
 2. base64 / base64url runs (16+ characters) that decode to printable UTF-8 text are decoded and
    appended (each decoded piece maps to its whole run), then normalised once more;
 3. "name at domain dot com" becomes an address;
@@ -30,12 +31,20 @@ import urllib.parse
 from bisect import bisect_right
 from dataclasses import dataclass
 
+#: Non-ASCII characters that matter for detection: full-width forms, dashes, other digit
+#: scripts, format characters (everything else, e.g. Chinese text, is left as it is).
+_COMPAT = (
+    "\uff01-\uff5e\u2010-\u2015\u2212\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\ufeff\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u3000"
+)
 _TRIGGER = re.compile(
-    r"[^\x00-\x7f]|%[0-9A-Fa-f]{2}|&#?[A-Za-z0-9]+;|\\u[0-9a-fA-F]{4}"
+    rf"[{_COMPAT}]|%[0-9A-Fa-f]{{2}}|&#?[A-Za-z0-9]+;|\\u[0-9a-fA-F]{{4}}"
     r"|\d[ .\-]\d|[A-Za-z0-9+/_\-]{16,}|\s(?:at|dot|\[at\]|\(at\))\s",
     re.IGNORECASE,
 )
-_SPECIAL = re.compile(r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{4})+|[^\x00-\x7f]+")
+_SPECIAL = re.compile(
+    rf"(?:%[0-9A-Fa-f]{{2}})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{{4}})+|[{_COMPAT}]+"
+)
 _FORMAT = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{16,}={0,2}")
 _AT_DOT = re.compile(
@@ -208,18 +217,25 @@ class Normalised:
         return start, end
 
 
+_DIGIT_SPLIT = re.compile(r"\d(?:[ .\-\u00a0]\d+){3,}")
+
+
 def normalise(text: str) -> Normalised | None:
-    """The normalised form of ``text``, or ``None`` when normalising changes nothing."""
+    """The normalised form of ``text``, or ``None`` when normalising changes nothing. Each
+    layer runs only when its own pattern is present."""
     if not _TRIGGER.search(text):
         return None
     current = text
     maps: list[Mapping] = []
-    for layer in (
-        _escapes,
-        _base64,
-        lambda t: _sub_layer(t, _AT_DOT, _at_dot),
-        lambda t: _sub_layer(t, _DIGIT_RUN, _digits),
-    ):
+    layers = (
+        (_SPECIAL, _escapes),
+        (_B64_RUN, _base64),
+        (_AT_DOT, lambda t: _sub_layer(t, _AT_DOT, _at_dot)),
+        (_DIGIT_SPLIT, lambda t: _sub_layer(t, _DIGIT_RUN, _digits)),
+    )
+    for pattern, layer in layers:
+        if not pattern.search(current):
+            continue
         new, mapping = layer(current)
         if new != current:
             maps.append(mapping)

@@ -85,6 +85,11 @@ def _no_path() -> Path:
     return ()
 
 
+def keys_of(prepared: list[CaseScan | CaseRedaction]) -> list[tuple[str, KeyRule]]:
+    """Every original key of prepared cases (for a ``CollisionGuard``)."""
+    return [kv for p in prepared if isinstance(p, CaseScan) for kv in p.index.keys.items()]
+
+
 class Redactor:
     """Redacts canonical case rows. Picklable (rebuilt from config and key in a new process)."""
 
@@ -199,7 +204,9 @@ class Redactor:
                 new = prop.replace(slot.text, counts)
             if new != slot.text:
                 put(new)
-            scrubbed.append(ScrubbedField(new, slot.is_json))
+            scrubbed.append(
+                ScrubbedField(new, slot.is_json, slot.parsed if new == slot.text else None)
+            )
         row = scan.row
         for column in self.column_keys:
             value = row.get(column)
@@ -290,59 +297,61 @@ class Redactor:
         return rewrite_json_text(text, on_string, on_number if numeric else None)
 
     # -- the whole thing ----------------------------------------------------------------
+    def prepare(
+        self, rows: list[dict[str, Any]], findings: FindingsCache
+    ) -> list[CaseScan | CaseRedaction]:
+        """Per row: its scan with free-text findings absorbed (one batched analyzer call), or
+        the refusal already known (tenant opted out, scan error)."""
+        out: list[CaseScan | CaseRedaction] = []
+        for row in rows:
+            case_id = str(row.get("case_id") or "")
+            if row.get("tenant_id") in self.opt_out:
+                out.append(CaseRedaction(case_id, None, OPTED_OUT))
+                continue
+            try:
+                out.append(self.scan(row))
+            except Exception as exc:
+                out.append(CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__))
+        scans = [p for p in out if isinstance(p, CaseScan)]
+        # one batched analyzer call; if it fails, each case retries (and fails closed) later
+        with contextlib.suppress(Exception):
+            findings([t for scan in scans for t in scan.free_texts])
+        for scan in scans:
+            with contextlib.suppress(Exception):  # fails closed in finish()
+                self.absorb_findings(scan, findings)
+        return out
+
     def table_keys(
         self, rows: list[dict[str, Any]], findings: FindingsCache
     ) -> list[tuple[str, KeyRule]]:
-        """Every original key of ``rows`` (for a table-wide ``CollisionGuard``); fills
-        ``findings`` on the way, so the redaction pass that follows analyzes nothing twice."""
-        scans = []
-        for row in rows:
-            with contextlib.suppress(Exception):  # such a case fails closed later
-                scans.append(self.scan(row))
-        with contextlib.suppress(Exception):
-            findings([t for scan in scans for t in scan.free_texts])
-        out: list[tuple[str, KeyRule]] = []
-        for scan in scans:
-            with contextlib.suppress(Exception):
-                self.absorb_findings(scan, findings)
-            out.extend(scan.index.keys.items())
-        return out
+        """Every original key of ``rows`` (for a table-wide ``CollisionGuard``) when their
+        scans are not kept; fills ``findings`` on the way."""
+        return keys_of(self.prepare(rows, findings))
 
     def redact_many(
         self,
         rows: list[dict[str, Any]],
         findings: FindingsCache | None = None,
         guard: CollisionGuard | None = None,
+        prepared: list[CaseScan | CaseRedaction] | None = None,
     ) -> list[CaseRedaction]:
         """Redact a batch of rows: one batched analyzer call for all their free text.
 
         ``findings``: a cache shared by the batches of one table (``redact_table``); a new one
-        when omitted. ``guard``: the table's ``CollisionGuard`` (else one for this batch). The
-        name dictionary is built from ``rows`` only and dropped on return.
+        when omitted. ``guard``: the table's ``CollisionGuard`` (else one for this batch).
+        ``prepared``: ``prepare(rows)`` when the caller already made it. The name dictionary is
+        built from ``rows`` only and dropped on return.
         """
         if findings is None:
             findings = self.findings_cache()
-        out: list[CaseRedaction | None] = [None] * len(rows)
-        scans: list[tuple[int, CaseScan]] = []
-        for i, row in enumerate(rows):
-            case_id = str(row.get("case_id") or "")
-            if row.get("tenant_id") in self.opt_out:
-                out[i] = CaseRedaction(case_id, None, OPTED_OUT)
-                continue
-            try:
-                scans.append((i, self.scan(row)))
-            except Exception as exc:
-                out[i] = CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__)
-        # one batched analyzer call; if it fails, each case retries (and fails closed) below
-        with contextlib.suppress(Exception):
-            findings([t for _, scan in scans for t in scan.free_texts])
-        for _, scan in scans:
-            with contextlib.suppress(Exception):  # fails closed in finish()
-                self.absorb_findings(scan, findings)
+        if prepared is None:
+            prepared = self.prepare(rows, findings)
+        scans = [(i, p) for i, p in enumerate(prepared) if isinstance(p, CaseScan)]
+        out: list[CaseRedaction | None] = [
+            p if isinstance(p, CaseRedaction) else None for p in prepared
+        ]
         if guard is None:
-            guard = CollisionGuard(
-                self.key.secret, [kv for _, scan in scans for kv in scan.index.keys.items()]
-            )
+            guard = CollisionGuard(self.key.secret, keys_of(prepared))
         if self.config.shard_name_dictionary:
             names: set[str] = set()
             for _, scan in scans:

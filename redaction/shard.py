@@ -23,9 +23,13 @@ import pyarrow as pa
 from golden_distill.datasets.quarantine import QuarantineEntry
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.redaction.collisions import CollisionGuard
-from golden_distill.redaction.redactor import STAGE, Redactor
+from golden_distill.redaction.redactor import STAGE, Redactor, keys_of
 
 DEFAULT_BATCH_CASES = 1_000
+#: Tables up to this many rows keep their scans between the key pass and redaction (the flow
+#: redacts a shard's chosen cases: thousands); larger ones (a whole canonical shard given to
+#: `golden redact`) are scanned twice rather than held in memory.
+KEEP_SCANS_ROWS = 20_000
 
 _gc_lock = threading.Lock()
 _gc_pausers = 0
@@ -116,15 +120,21 @@ def redact_table(
     inventory: Counter[tuple[str, str, str]] = Counter()
     findings = redactor.findings_cache()  # this call's own: pure per string, dropped on return
     with _gc_paused():
-        # every original key of the table first, so no pseudonym equals another original
+        # every original key of the table first, so no pseudonym equals another original; a
+        # table of chosen cases (the flow's) keeps its scans, a whole canonical shard rescans
+        keep = table.num_rows <= KEEP_SCANS_ROWS
         keys = []
+        prepared: list[list] = []
         for batch in table.to_batches(max_chunksize=batch_cases):
-            keys.extend(redactor.table_keys(batch.to_pylist(), findings))
+            done = redactor.prepare(batch.to_pylist(), findings)
+            keys.extend(keys_of(done))
+            prepared.append(done if keep else [])
         guard = CollisionGuard(redactor.key.secret, keys)
         del keys
-        for batch in table.to_batches(max_chunksize=batch_cases):
+        for n, batch in enumerate(table.to_batches(max_chunksize=batch_cases)):
             rows = batch.to_pylist()
-            results = redactor.redact_many(rows, findings, guard)
+            results = redactor.redact_many(rows, findings, guard, prepared[n] or None)
+            prepared[n] = []
             for row, result in zip(rows, results, strict=True):
                 inventory.update(result.fields)
                 if result.row is not None:

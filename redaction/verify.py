@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from golden_distill.redaction.analyzer import Finding
 from golden_distill.redaction.propagation import Propagator
@@ -41,12 +42,13 @@ class Verdict:
 class ScrubbedField:
     text: str
     was_json: bool
+    #: the parsed value when the text is unchanged by scrubbing (no need to parse it again)
+    parsed: Any = None
 
 
-def _strings(fields: Iterable[ScrubbedField]) -> Iterator[str]:
-    for f in fields:
+def _strings(fields: Iterable[ScrubbedField], parsed: list[Any]) -> Iterator[str]:
+    for f, value in zip(fields, parsed, strict=True):
         if f.was_json:
-            value = parse_json(f.text)
             for _, leaf in iter_leaves(value):
                 if isinstance(leaf, str):
                     yield leaf
@@ -75,10 +77,15 @@ def verify_scrubbed(
             labels.update(f.entity_type for f in found if f.score >= threshold)
         if labels:
             return Verdict(PII_IN_VERBATIM, tuple(sorted(labels)))
+    parsed: list[Any] = []
     for f in fields:
-        if f.was_json and parse_json(f.text) is _NOT_JSON:
-            return Verdict(UNPARSEABLE)
-    strings = [s for s in dict.fromkeys(_strings(fields)) if s]
+        value = None
+        if f.was_json:
+            value = f.parsed if f.parsed is not None else parse_json(f.text)
+            if value is _NOT_JSON:
+                return Verdict(UNPARSEABLE)
+        parsed.append(value)
+    strings = [s for s in dict.fromkeys(_strings(fields, parsed)) if s]
 
     leftovers: set[str] = set()
     if propagator.needles:

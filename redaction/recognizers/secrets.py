@@ -59,9 +59,10 @@ _CONTEXT_PATTERNS = (
 )
 #: Unquoted tokens judged by detect-secrets' entropy limits (letters and digits mixed).
 _ENTROPY_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{20,}")
+#: A long run may not start right after "<": value tokens (<EMAIL_ADDRESS_1a2b3c4d>) are ours.
 _PREFILTER = re.compile(
-    r"[A-Za-z0-9+/=_\-]{16,}|://|-----BEGIN|(?i:key|secret|token|pass|pwd|auth|bearer|basic"
-    r"|credential|xox|sk_|密码|口令)"
+    r"(?<![<A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{16,}|://|-----BEGIN"
+    r"|(?i:key|secret|token|pass|pwd|auth|bearer|basic|credential|xox|sk_|密码|口令)"
 )
 
 

@@ -474,7 +474,7 @@ def _probes() -> list[Probe]:
         in_text("ship it to 1842 maple grove road, springfield, il 62704"),
     )
     add("name", "020 7946 0958", in_text("ring me on 020 7946 0958 tomorrow"))
-    add("name", "07700 900461", in_text("my mobile is 07700 900461"))
+    add("name", "07911 123456", in_text("my mobile is 07911 123456"))
     add("name", "123-45-6780", in_text("my ssn is 123-45-6780 thanks"))
     add("name", "C03005988", in_text("passport number C03005988 expires soon"))
     add("name", "+49 30 901820", in_text("Berlin office +49 30 901820 ext"))
