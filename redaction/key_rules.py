@@ -35,12 +35,16 @@ class KeyRule:
 class PiiRule:
     entity_type: str
     #: from ``sensitive_keys``: a PERSON rule then owns only name-shaped values outside
-    #: tool/product/model contexts (``owns``)
+    #: tool/product/model contexts, an ACCOUNT rule only values with 5+ digits (``owns``)
     evidence: bool = False
 
     def owns(self, path: Path, value: object) -> bool:
         """Whether this rule claims ``value`` at ``path`` (always, except guarded names)."""
-        if not self.evidence or self.entity_type != "PERSON":
+        if not self.evidence:
+            return True
+        if self.entity_type == "ACCOUNT":  # a ledger "account": "4000" is not an account number
+            return sum(c.isdigit() for c in str(value)) >= 5
+        if self.entity_type != "PERSON":
             return True
         return isinstance(value, str) and person_context_ok(path) and name_shaped(value)
 
