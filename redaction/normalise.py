@@ -31,10 +31,11 @@ import urllib.parse
 from bisect import bisect_right
 from dataclasses import dataclass
 
-#: Non-ASCII characters that matter for detection: full-width forms, dashes, other digit
-#: scripts, format characters (everything else, e.g. Chinese text, is left as it is).
+#: Non-ASCII characters that matter for detection: full-width letters, digits, @ % + - . _,
+#: dashes, other digit scripts, format characters (everything else, e.g. Chinese text and its
+#: full-width punctuation, is left as it is).
 _COMPAT = (
-    "\uff01-\uff5e\u2010-\u2015\u2212\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\uff05\uff0b\uff0d\uff0e\uff10-\uff19\uff20-\uff3a\uff3f\uff41-\uff5a\u2010-\u2015\u2212\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
     "\ufeff\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u3000"
 )
 _TRIGGER = re.compile(

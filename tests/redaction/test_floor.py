@@ -69,3 +69,10 @@ def test_verifier_keeps_its_floor_when_the_scrubber_was_weakened(make_case) -> N
     result = redactor.redact(make_case(user_input="write to floor.probe@example.com please"))
     assert result.row is None and result.reason == RESIDUAL_PII
     assert "EMAIL_ADDRESS" in result.entity_types
+
+
+def test_report_header_shows_a_weakened_configuration() -> None:
+    from golden_distill.flows.report.render import render_report
+
+    assert "UNSAFE: weakened configuration" in render_report({"redaction_weakened": True})
+    assert "UNSAFE" not in render_report({"redaction_weakened": False})
