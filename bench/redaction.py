@@ -5,7 +5,9 @@ Baseline: Presidio's default recognizers (``AnalyzerEngine`` with the ``no_op`` 
 This step: ``redact_table`` (key rules, pre-filters, per-shard cache, batching, propagation,
 verification) in one process. Prints throughput of each (cases/s), the ratio, and the recall of
 each on the generator's planted personal values (a value counts as caught in a case when it no
-longer appears anywhere in that case's output).
+longer appears anywhere in that case's output) and on the adversarial corpus of
+``tests/redaction/adversarial_corpus.py`` (one planted value per case; a case this step refuses
+counts as caught: nothing of it is published).
 
     .venv/bin/python bench/redaction.py [--sessions 500] [--seed 3]
 """
@@ -30,19 +32,21 @@ from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.shard import redact_table
 from golden_distill.redaction.slots import case_slots
-from golden_distill.redaction.walker import iter_leaves
+from golden_distill.redaction.walker import iter_keys, iter_leaves
 from golden_distill.synthetic import generate_corpus, load_truth
 
 DIGIT_ENTITIES = {"PHONE_NUMBER", "CREDIT_CARD", "BANK_CARD", "CN_MOBILE", "CN_RESIDENT_ID"}
 
 
 def case_strings(row: dict[str, Any]) -> list[str]:
-    """Every string redaction visits in a case (the baseline gets the same strings)."""
-    _, slots = case_slots(row)
-    out: list[str] = []
+    """Every string redaction visits in a case (the baseline gets the same strings): every
+    leaf and object key of every field, verbatim fields included."""
+    _, slots, verbatim = case_slots(row)
+    out: list[str] = [v.text for v in verbatim]
     for slot, _put in slots:
         if slot.is_json:
-            out.extend(v for _, v in iter_leaves(slot.parsed) if isinstance(v, str))
+            out.extend(str(v) for _, v in iter_leaves(slot.parsed))
+            out.extend(iter_keys(slot.parsed))
         else:
             out.append(slot.text)
     return out
@@ -67,23 +71,59 @@ def baseline(rows: list[dict[str, Any]]) -> tuple[float, dict[str, str]]:
     return time.perf_counter() - started, outputs
 
 
+BENCH_KEY = b"bench-key-Kq8Wd3Zr6Xm1Vn9Bt4Ys7Lp2Hc5Gf0Ja"
+
+
 def ours(table: pa.Table) -> tuple[float, dict[str, str]]:
-    redactor = Redactor.from_config(RedactionConfig(), PseudonymKey(b"bench-key-" + b"k" * 32))
+    """Seconds and, per source record, the published text ("" when the case was refused)."""
+    redactor = Redactor.from_config(RedactionConfig(), PseudonymKey(BENCH_KEY))
     started = time.perf_counter()
     result = redact_table(table, redactor)
     seconds = time.perf_counter() - started
-    outputs = {
-        r["source"]["source_record_id"]: orjson.dumps(r, default=str).decode()
-        for r in result.table.to_pylist()
-    }
+    outputs = {r["source"]["source_record_id"]: "" for r in table.to_pylist()}
+    outputs.update(
+        {
+            r["source"]["source_record_id"]: orjson.dumps(r, default=str).decode()
+            for r in result.table.to_pylist()
+        }
+    )
     return seconds, outputs
+
+
+def adversarial_table(root: Path) -> tuple[pa.Table, dict[str, Any]]:
+    """The adversarial corpus (tests/redaction/adversarial_corpus.py), ingested."""
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parent.parent / "tests/redaction/adversarial_corpus.py"
+    spec = importlib.util.spec_from_file_location("adversarial_corpus", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules["adversarial_corpus"] = module
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    by_record = module.write_corpus(root / "adv-raw" / "probes.jsonl")
+    ingest([str(root / "adv-raw")], root / "adv-canon")
+    table = pa.concat_tables(
+        pq.read_table(p) for p in sorted((root / "adv-canon" / "cases").glob("*.parquet"))
+    )
+    return table, by_record
+
+
+def adversarial_recall(by_record: dict[str, Any], outputs: dict[str, str]) -> tuple[float, int]:
+    caught = total = 0
+    for record_id, probe in by_record.items():
+        if record_id not in outputs:
+            continue
+        total += 1
+        text = outputs[record_id]
+        caught += not any(f in text for f in probe.forms())
+    return (caught / total if total else 0.0), total
 
 
 _WORKER: dict[str, Redactor] = {}
 
 
 def _init_worker() -> None:
-    _WORKER["r"] = Redactor.from_config(RedactionConfig(), PseudonymKey(b"bench-key-" + b"k" * 32))
+    _WORKER["r"] = Redactor.from_config(RedactionConfig(), PseudonymKey(BENCH_KEY))
 
 
 def _redact_shard(table: pa.Table) -> int:
@@ -133,6 +173,7 @@ def main() -> None:
         table = pa.concat_tables(
             pq.read_table(p) for p in sorted((root / "canon" / "cases").glob("*.parquet"))
         )
+        adv_table, by_record = adversarial_table(root)
     rows = table.to_pylist()
     n = len(rows)
     strings = sum(len(case_strings(r)) for r in rows)
@@ -146,6 +187,11 @@ def main() -> None:
     par_s = ours_parallel(table, workers)
     ours_recall, planted = recall(truth, ours_out)
     base_recall, _ = recall(truth, base_out)
+    _, adv_ours = ours(adv_table)
+    _, adv_base = baseline(adv_table.to_pylist())
+    adv_ours_recall, probes = adversarial_recall(by_record, adv_ours)
+    adv_base_recall, _ = adversarial_recall(by_record, adv_base)
+    refused = sum(1 for v in adv_ours.values() if not v)
     print(f"cases: {n}  strings: {strings}  planted personal values: {planted}")
     print(
         f"baseline (default Presidio, per string): {n / base_s:8.1f} cases/s "
@@ -159,6 +205,12 @@ def main() -> None:
         f"this step, {workers} shards in {workers} processes: {n / par_s:8.1f} cases/s "
         f"({par_s:.2f} s wall)"
     )
+    print(
+        f"adversarial corpus: {probes} probes, recall this step {adv_ours_recall:.4f} "
+        f"({refused} refused), baseline {adv_base_recall:.4f}"
+    )
+    combined = (ours_recall * planted + adv_ours_recall * probes) / (planted + probes)
+    print(f"recall on all planted values (generator + adversarial): {combined:.4f}")
     print(f"throughput ratio, 1 process:   {base_s / ours_s:.1f}x")
     print(f"throughput ratio, {workers} processes: {base_s / par_s:.1f}x   (target >= 10x)")
     print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")

@@ -28,3 +28,21 @@ def prune(shards_dir: Path, results_dir: Path, keep_dirs: set[str], keep_keys: s
                 path.unlink(missing_ok=True)
                 removed += 1
     return removed
+
+
+def make_private(folder: Path, files: list[Path], stop_at: Path | None = None) -> None:
+    """Raw-data files 0600 inside 0700 folders, whatever the umask: candidates, decisions,
+    signatures and quarantine hold unredacted values. Folders from ``folder`` up to (and
+    including) ``stop_at`` (default: ``folder``'s parent) are closed too."""
+    folder = Path(folder)
+    for path in files:
+        if Path(path).exists():
+            Path(path).chmod(0o600)
+    stop = Path(stop_at) if stop_at is not None else folder.parent
+    current = folder
+    while True:
+        if current.is_dir():
+            current.chmod(0o700)
+        if current == stop or current.parent == current:
+            break
+        current = current.parent

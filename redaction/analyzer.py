@@ -17,7 +17,7 @@ from pathlib import Path
 
 import presidio_analyzer
 import yaml
-from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+from presidio_analyzer import AnalyzerEngine, EntityRecognizer, RecognizerRegistry
 from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer
 from presidio_analyzer.nlp_engine import (
     NerModelConfiguration,
@@ -28,7 +28,8 @@ from presidio_analyzer.nlp_engine import (
 from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
 from golden_distill.redaction.config import RedactionConfig
-from golden_distill.redaction.recognizers import SPECS
+from golden_distill.redaction.normalise import Normalised, normalise
+from golden_distill.redaction.recognizers import SPECS, RecognizerSpec
 from golden_distill.redaction.recognizers.base import Keywords
 
 LANGUAGE = "en"
@@ -96,11 +97,18 @@ class NoContextEnhancer(ContextAwareEnhancer):
 class TextAnalyzer:
     """Finds personal values in free text; ``analyze_many`` batches (NER pipes in batches)."""
 
-    def __init__(self, config: RedactionConfig) -> None:
-        specs = [SPECS[name] for name in config.recognizers]
-        recognizers = [spec.build(config) for spec in specs]
+    def __init__(self, config: RedactionConfig, specs: list[RecognizerSpec] | None = None) -> None:
+        """``specs``: the recognizers to run (default: ``config.recognizers`` plus NER when
+        configured); given explicitly, no NER model is loaded (the verifier's extras)."""
+        use_ner = specs is None and bool(config.ner_model)
+        if specs is None:
+            specs = [SPECS[name] for name in config.recognizers]
+        recognizers: list[EntityRecognizer] = []
+        for spec in specs:
+            built = spec.build(config)
+            recognizers.extend(built if isinstance(built, list) else [built])
         self.ner_entities: tuple[str, ...] = ()
-        if config.ner_model:
+        if use_ner and config.ner_model:
             nlp_engine = _ner_engine(config.ner_model)
             self.ner_entities = tuple(config.ner_entities)
             recognizers.append(
@@ -116,7 +124,7 @@ class TextAnalyzer:
             registry=registry,
             nlp_engine=nlp_engine,
             supported_languages=[LANGUAGE],
-            context_aware_enhancer=None if config.ner_model else NoContextEnhancer(),
+            context_aware_enhancer=None if use_ner else NoContextEnhancer(),
         )
         self.nlp_engine = nlp_engine
         self._empty: object | None = None
@@ -145,12 +153,8 @@ class TextAnalyzer:
         return found
 
     def analyze(self, text: str, threshold: float) -> list[Finding]:
-        entities = self.candidate_entities(text)
-        if not entities:
-            return []
-        return self._run(
-            text, entities, threshold, None if self.ner_entities else self._empty_artifacts()
-        )
+        """Findings in one text (normalised first, spans of the original)."""
+        return self.analyze_many([text], threshold)[text]
 
     def _empty_artifacts(self) -> object:
         if self._empty is None:
@@ -158,7 +162,34 @@ class TextAnalyzer:
         return self._empty
 
     def analyze_many(self, texts: list[str], threshold: float) -> dict[str, list[Finding]]:
-        """Findings per distinct text; texts no pre-filter matches map to ``[]``."""
+        """Findings per distinct text, made on its normalised form (``normalise.py``) and
+        mapped back to spans of the original; texts no pre-filter matches map to ``[]``."""
+        forms: dict[str, Normalised] = {}
+        for text in dict.fromkeys(texts):
+            norm = normalise(text)
+            if norm is not None:
+                forms[text] = norm
+        raw = self._analyze_plain([*texts, *(n.text for n in forms.values())], threshold)
+        out: dict[str, list[Finding]] = {}
+        for text in dict.fromkeys(texts):
+            norm = forms.get(text)
+            if norm is None:
+                out[text] = raw[text]
+                continue
+            # findings on the original and on the normalised form (mapped back), merged
+            mapped: dict[tuple[int, int, str], Finding] = {
+                (f.start, f.end, f.entity_type): f for f in raw[text]
+            }
+            for f in raw[norm.text]:
+                start, end = norm.original_span(f.start, f.end)
+                if end > start:
+                    key = (start, end, f.entity_type)
+                    if key not in mapped or mapped[key].score < f.score:
+                        mapped[key] = Finding(f.entity_type, start, end, f.score)
+            out[text] = list(mapped.values())
+        return out
+
+    def _analyze_plain(self, texts: list[str], threshold: float) -> dict[str, list[Finding]]:
         out: dict[str, list[Finding]] = {}
         todo: list[tuple[str, list[str]]] = []
         for text in dict.fromkeys(texts):

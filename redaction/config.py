@@ -8,8 +8,9 @@ demo). Every field is documented where it is declared (dlt style) and unknown ke
 from __future__ import annotations
 
 import re
+from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from golden_distill.datasets.config_model import StrictModel
 
@@ -23,13 +24,16 @@ KNOWN_RECOGNIZERS: tuple[str, ...] = (
     "cn_resident_id",
     "cn_mobile",
     "bank_card",
-    "api_key",
-    "bearer_token",
-    "password_assignment",
-    "private_key_block",
+    "secrets",
     "introduced_name",
     "phone_shape",
     "street_address",
+    "ssn_passport",
+)
+
+#: Recognizers replaced by the detect-secrets ruleset (``secrets``); old configs still load.
+RETIRED_RECOGNIZERS = frozenset(
+    {"api_key", "bearer_token", "password_assignment", "private_key_block"}
 )
 
 
@@ -113,6 +117,70 @@ def _default_key_rules() -> dict[str, str]:
     }
 
 
+def _default_sensitive_keys() -> dict[str, str]:
+    """Key names that are evidence by themselves: the value is personal or secret whatever its
+    shape. Generous on purpose; PERSON entries apply only to name-shaped values outside
+    tool/product/model contexts (``key_rules.person_context_ok``)."""
+    return {
+        "*passw*": "SECRET",
+        "pwd": "SECRET",
+        "*secret*": "SECRET",
+        "*token": "SECRET",
+        "*api_key*": "SECRET",
+        "*apikey*": "SECRET",
+        "*api-key*": "SECRET",
+        "*credential*": "SECRET",
+        "authorization": "SECRET",
+        "auth": "SECRET",
+        "*private_key*": "SECRET",
+        "*privatekey*": "SECRET",
+        "dsn": "SECRET",
+        "*connection_string*": "SECRET",
+        "pin": "SECRET",
+        "cvv": "SECRET",
+        "cvc": "SECRET",
+        "*ssn*": "US_SSN",
+        "*social_security*": "US_SSN",
+        "*passport*": "PASSPORT",
+        "*birthday*": "DATE_OF_BIRTH",
+        "*birth*": "DATE_OF_BIRTH",
+        "*dob": "DATE_OF_BIRTH",
+        "tel": "PHONE_NUMBER",
+        "*telephone*": "PHONE_NUMBER",
+        "fax": "PHONE_NUMBER",
+        "msisdn": "PHONE_NUMBER",
+        "mail": "EMAIL_ADDRESS",
+        "*_mail": "EMAIL_ADDRESS",
+        "e-mail": "EMAIL_ADDRESS",
+        "username": "USERNAME",
+        "user_name": "USERNAME",
+        "login": "USERNAME",
+        "name": "PERSON",
+        "*_name": "PERSON",
+        "*name": "PERSON",
+        "contact": "PERSON",
+        "contact_person": "PERSON",
+        "holder*": "PERSON",
+        "*holder": "PERSON",
+        "home": "ADDRESS",
+        "*street*": "ADDRESS",
+        "account": "ACCOUNT",
+        "account_no": "ACCOUNT",
+        "accountno": "ACCOUNT",
+        "*account_number*": "ACCOUNT",
+        "*bank_account*": "ACCOUNT",
+        "*bankaccount*": "ACCOUNT",
+        "*license*": "ID_CARD",
+        "*licence*": "ID_CARD",
+        "*national_id*": "ID_CARD",
+        "*nationalid*": "ID_CARD",
+        "*tax_id*": "ID_CARD",
+        "*taxid*": "ID_CARD",
+        "cc": "CREDIT_CARD",
+        "*card_no*": "CREDIT_CARD",
+    }
+
+
 def _default_key_fields() -> list[KeyField]:
     return [
         KeyField(
@@ -181,6 +249,26 @@ class RedactionConfig(StrictModel):
         "(a 10-digit item id is a valid US phone number). Their values are not scanned, and a "
         "free-text finding equal to one of them in the same case is ignored.",
     )
+    sensitive_keys: dict[str, str] = Field(
+        default_factory=_default_sensitive_keys,
+        description="Key names that are evidence by themselves (password, ssn, dob, tel, mail, "
+        "name, contact, account...): the value is personal or secret whatever its shape. "
+        "Checked after `key_rules`; extend it rather than replacing it (emptying it weakens "
+        "redaction and is refused).",
+    )
+    unknown_identifiers: Literal["pseudonymise", "quarantine", "keep"] = Field(
+        "pseudonymise",
+        description="Identifier-shaped values (6+ digits, or letters mixed with digits) under "
+        "keys no rule classifies: `pseudonymise` (keyed, format-keeping, like key fields), "
+        "`quarantine` the case, or `keep` (weakening: refused unless unsafe_allow_weakened). "
+        "Exempt business ids with `non_personal_keys`.",
+    )
+    unsafe_allow_weakened: bool = Field(
+        False,
+        description="Allow a configuration below the redaction floor (no recognizers, no key "
+        "fields, thresholds that disable detection, unknown identifiers kept). Recorded in "
+        "the manifest and shown in the report header. Never in production.",
+    )
     key_fields: list[KeyField] = Field(
         default_factory=_default_key_fields,
         description="Primary keys replaced by HMAC-SHA256 pseudonyms, the same everywhere.",
@@ -190,7 +278,7 @@ class RedactionConfig(StrictModel):
         description=f"Free-text recognizers to run, from: {', '.join(KNOWN_RECOGNIZERS)}.",
     )
     phone_regions: list[str] = Field(
-        default_factory=lambda: ["US"],
+        default_factory=lambda: ["US", "GB", "FR", "AU"],
         description="Regions whose national formats the phone recognizer tries (each costs a "
         "full pass over a string). International numbers (+44 ...) are found whatever the "
         "region; Chinese mobiles and NANP-shaped numbers have their own recognizers.",
@@ -242,9 +330,11 @@ class RedactionConfig(StrictModel):
         "environment nor a Secret block gives a key. Leave empty in production.",
     )
 
-    @field_validator("recognizers")
+    @field_validator("recognizers", mode="before")
     @classmethod
     def _known(cls, names: list[str]) -> list[str]:
+        if isinstance(names, list):  # the hand-written secret recognizers became `secrets`
+            names = list(dict.fromkeys("secrets" if n in RETIRED_RECOGNIZERS else n for n in names))
         unknown = [n for n in names if n not in KNOWN_RECOGNIZERS]
         if unknown:
             raise ValueError(
@@ -252,10 +342,49 @@ class RedactionConfig(StrictModel):
             )
         return names
 
-    @field_validator("key_rules")
+    @model_validator(mode="after")
+    def _floor(self) -> RedactionConfig:
+        problems = weakening_settings(self)
+        if problems and not self.unsafe_allow_weakened:
+            raise ValueError(
+                "redaction below its floor: "
+                + "; ".join(problems)
+                + " (set redaction.unsafe_allow_weakened: true to run anyway; it is recorded "
+                "in the manifest and shown in the report)"
+            )
+        return self
+
+    @field_validator("key_rules", "sensitive_keys")
     @classmethod
     def _entity_names(cls, rules: dict[str, str]) -> dict[str, str]:
         for pattern, entity in rules.items():
             if not re.fullmatch(r"[A-Z][A-Z0-9_]*", entity):
                 raise ValueError(f"{pattern}: entity type must be UPPER_SNAKE (got {entity!r})")
         return rules
+
+
+#: Every recognizer the verifier always runs, whatever ``recognizers`` says.
+FLOOR_RECOGNIZERS: tuple[str, ...] = ("email", "phone", "credit_card", "iban", "secrets")
+#: Thresholds above this disable detection (recognizer scores for real hits start at 0.5).
+MAX_THRESHOLD = 0.5
+
+
+def weakening_settings(config: RedactionConfig) -> list[str]:
+    """The settings of ``config`` that weaken redaction below its floor, each named."""
+    out = []
+    if not config.recognizers:
+        out.append("redaction.recognizers is empty")
+    missing = [n for n in FLOOR_RECOGNIZERS if n not in config.recognizers]
+    if config.recognizers and missing:
+        out.append(f"redaction.recognizers drops {', '.join(missing)}")
+    if not config.key_fields:
+        out.append("redaction.key_fields is empty")
+    if not config.sensitive_keys:
+        out.append("redaction.sensitive_keys is empty")
+    if config.score_threshold > MAX_THRESHOLD:
+        out.append(f"redaction.score_threshold {config.score_threshold} > {MAX_THRESHOLD}")
+    if config.verify_threshold > MAX_THRESHOLD:
+        out.append(f"redaction.verify_threshold {config.verify_threshold} > {MAX_THRESHOLD}")
+    if config.unknown_identifiers == "keep":
+        out.append("redaction.unknown_identifiers is keep")
+    return out

@@ -17,12 +17,29 @@ from golden_distill.redaction.analyzer import Finding, TextAnalyzer
 
 
 class FindingsCache:
-    """Findings per distinct text: from memory, else one batched analyzer call."""
+    """Findings per distinct text: from memory, else one batched analyzer call.
 
-    def __init__(self, analyzer: TextAnalyzer, threshold: float) -> None:
+    ``verify`` gives the verifier's findings: the scrubber's (same strings, same detectors,
+    cached) plus those of ``extra``, the verifier's own further recognizers (the floor the
+    config dropped, Presidio's predefined ones)."""
+
+    def __init__(
+        self, analyzer: TextAnalyzer, threshold: float, extra: TextAnalyzer | None = None
+    ) -> None:
         self.analyzer = analyzer
         self.threshold = threshold
+        self.extra = extra
         self._found: dict[str, list[Finding]] = {}
+        self._extra_found: dict[str, list[Finding]] = {}
+
+    def verify(self, texts: list[str]) -> dict[str, list[Finding]]:
+        found = self(texts)
+        if self.extra is None:
+            return found
+        missing = [t for t in found if t not in self._extra_found]
+        if missing:
+            self._extra_found.update(self.extra.analyze_many(missing, self.threshold))
+        return {t: [*f, *self._extra_found[t]] for t, f in found.items()}
 
     def __call__(self, texts: list[str]) -> dict[str, list[Finding]]:
         distinct = list(dict.fromkeys(texts))

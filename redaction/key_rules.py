@@ -9,6 +9,7 @@ everywhere so replay lookups find it).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -33,6 +34,19 @@ class KeyRule:
 @dataclass(frozen=True, slots=True)
 class PiiRule:
     entity_type: str
+    #: from ``sensitive_keys``: a PERSON rule then owns only name-shaped values outside
+    #: tool/product/model contexts, an ACCOUNT rule only values with 5+ digits (``owns``)
+    evidence: bool = False
+
+    def owns(self, path: Path, value: object) -> bool:
+        """Whether this rule claims ``value`` at ``path`` (always, except guarded names)."""
+        if not self.evidence:
+            return True
+        if self.entity_type == "ACCOUNT":  # a ledger "account": "4000" is not an account number
+            return sum(c.isdigit() for c in str(value)) >= 5
+        if self.entity_type != "PERSON":
+            return True
+        return isinstance(value, str) and person_context_ok(path) and name_shaped(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +80,8 @@ class RuleMatcher:
                 self._rules.append((_compile(pattern), rule))
         for pattern, entity in config.key_rules.items():
             self._rules.append((_compile(pattern), PiiRule(entity)))
+        for pattern, entity in config.sensitive_keys.items():
+            self._rules.append((_compile(pattern), PiiRule(entity, evidence=True)))
         for pattern in config.non_personal_keys:
             self._rules.append((_compile(pattern), NonPersonalRule()))
         self._depth = max((len(parts) for parts, _ in self._rules), default=1)
@@ -88,3 +104,24 @@ class RuleMatcher:
         if len(self._cache) < 100_000:
             self._cache[tail] = found
         return found
+
+
+_NAME = re.compile(r"^(?:[A-Za-z][A-Za-z'\-]*\.?)(?: [A-Za-z][A-Za-z'\-]*\.?){0,3}$")
+_HAN_NAME = re.compile(r"^[\u4e00-\u9fff·]{2,5}$")
+_NOT_PERSON_CONTEXT = re.compile(
+    r"tool|model|function|file|product|item|index|intent|event|step|host|table|column|field"
+    r"|app|service|queue|bucket|domain|brand|company|org|city|country|state|airport|category"
+    r"|plan|type|kind|status|option|variant|attribute|param|metric|tag|label|sku|role",
+    re.IGNORECASE,
+)
+
+
+def name_shaped(value: str) -> bool:
+    """One to four words of letters (or two to five Han characters): could be a person's name."""
+    value = value.strip()
+    return bool(_NAME.match(value) or _HAN_NAME.match(value))
+
+
+def person_context_ok(path: Path) -> bool:
+    """No key on the path says the name is a tool's, a product's, a model's..."""
+    return not any(_NOT_PERSON_CONTEXT.search(str(k)) for k in path)

@@ -10,6 +10,7 @@ and reports record only ``key_id``, a short hash that names the key without reve
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -23,6 +24,23 @@ class PseudonymKeyError(RuntimeError):
     """No usable pseudonym key (missing or too short). The message never holds key material."""
 
 
+#: Least estimated entropy of a key (bits): byte frequencies times length.
+MIN_KEY_BITS = 128
+
+
+def key_weakness(secret: bytes) -> str | None:
+    """Why ``secret`` is too weak to key pseudonyms (never quoting it), or ``None``."""
+    if any(b in b" \t\r\n" for b in secret):
+        return "it contains whitespace"
+    if len(set(secret)) == 1:
+        return "it is one repeated character"
+    n = len(secret)
+    per_byte = -sum(c / n * math.log2(c / n) for c in (secret.count(b) for b in set(secret)))
+    if per_byte * n < MIN_KEY_BITS:
+        return f"about {per_byte * n:.0f} bits of entropy, at least {MIN_KEY_BITS} are required"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class PseudonymKey:
     """Key material plus where it came from. ``repr`` shows the key id only."""
@@ -31,11 +49,14 @@ class PseudonymKey:
     source: str = "env"  # env | prefect | file | test
 
     def __post_init__(self) -> None:
-        if len(self.secret) < MIN_KEY_BYTES:
+        if len(self.secret) < MIN_KEY_BYTES:  # bytes, not characters
             raise PseudonymKeyError(
                 f"pseudonym key from {self.source} is {len(self.secret)} bytes; "
                 f"at least {MIN_KEY_BYTES} are required"
             )
+        weak = key_weakness(self.secret)
+        if weak:
+            raise PseudonymKeyError(f"pseudonym key from {self.source} is refused: {weak}")
 
     @property
     def key_id(self) -> str:

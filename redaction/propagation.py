@@ -23,6 +23,7 @@ from presidio_anonymizer import AnonymizerEngine
 from presidio_anonymizer.entities import OperatorConfig
 from presidio_anonymizer.operators import OperatorType
 
+from golden_distill.redaction.collisions import CollisionGuard
 from golden_distill.redaction.key_rules import KeyRule
 from golden_distill.redaction.pseudonym import OPERATOR_NAME, KeyedPseudonymOperator
 
@@ -154,14 +155,19 @@ class ValueIndex:
     def min_length_of(self, entity_type: str) -> int:
         return self.min_name_length if entity_type == "PERSON" else self.min_length
 
-    def build(self, anonymizer: AnonymizerEngine) -> Propagator:
-        return Propagator(self, anonymizer)
+    def build(
+        self, anonymizer: AnonymizerEngine, guard: CollisionGuard | None = None
+    ) -> Propagator:
+        return Propagator(self, anonymizer, guard)
 
 
 class Propagator:
     """Replaces every known value of one case in any string of that case."""
 
-    def __init__(self, index: ValueIndex, anonymizer: AnonymizerEngine) -> None:
+    def __init__(
+        self, index: ValueIndex, anonymizer: AnonymizerEngine, guard: CollisionGuard | None = None
+    ) -> None:
+        self.guard = guard
         self.secret = index.secret
         self.anonymizer = anonymizer
         self.keys = index.keys
@@ -294,6 +300,8 @@ class Propagator:
         new = self._substitutes.get((value, label))
         if new is None:
             params = dict(self.operators[label].params, entity_type=label)
+            if self.guard is not None and "key_type" in params:
+                params["widen"] = self.guard.widen(value, params["key_type"])
             new = self.operator.operate(value, params)
             self._substitutes[(value, label)] = new
             self.emitted.add(new)

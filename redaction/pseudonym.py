@@ -35,42 +35,107 @@ _LOWER = "abcdefghijklmnopqrstuvwxyz"
 _UPPER = _LOWER.upper()
 
 
-def _stream(secret: bytes, message: bytes, length: int) -> bytes:
-    """``length`` pseudo-random bytes: HMAC-SHA256 blocks over (counter, message)."""
-    out = b""
-    counter = 0
-    while len(out) < length:
-        out += hmac.new(secret, counter.to_bytes(4, "big") + message, hashlib.sha256).digest()
-        counter += 1
-    return out[:length]
+_ROUNDS = 8
+_ROUND_BYTES = tuple(bytes([r]) for r in range(_ROUNDS))
+
+
+@lru_cache(maxsize=4096)
+def _round_key(secret: bytes, tweak: bytes) -> Any:
+    """A keyed BLAKE2b prototype for one (key, domain): its key is an HMAC-SHA256 of the
+    domain under the secret, so rounds cost one small hash each (copied, never re-keyed)."""
+    subkey = hmac.new(secret, b"fpe-round-key\x00" + tweak, hashlib.sha256).digest()
+    return hashlib.blake2b(key=subkey, digest_size=16)
+
+
+def _feistel(x: int, bits: int, proto: Any) -> int:
+    """One keyed permutation of ``[0, 2**bits)`` (balanced Feistel, keyed BLAKE2b rounds)."""
+    half = bits // 2
+    mask = (1 << half) - 1
+    width = (half + 7) // 8
+    left, right = x >> half, x & mask
+    for r in _ROUND_BYTES:
+        h = proto.copy()
+        h.update(r + right.to_bytes(width, "big"))
+        left, right = right, left ^ (int.from_bytes(h.digest(), "big") & mask)
+    return (left << half) | right
+
+
+def _radices(rest: str) -> list[int]:
+    return [10 if ch.isdigit() else 26 if ch.isascii() and ch.isalpha() else 1 for ch in rest]
+
+
+def _rank(rest: str, radices: list[int]) -> int:
+    n = 0
+    for ch, radix in zip(rest, radices, strict=True):
+        if radix == 10:
+            n = n * 10 + (ord(ch) - 48)
+        elif radix == 26:
+            n = n * 26 + (ord(ch.lower()) - 97)
+    return n
+
+
+def _unrank(n: int, rest: str, radices: list[int]) -> str:
+    out = []
+    for ch, radix in zip(reversed(rest), reversed(radices), strict=True):
+        if radix == 1:
+            out.append(ch)
+            continue
+        n, d = divmod(n, radix)
+        if radix == 10:
+            out.append(_DIGITS[d])
+        else:
+            out.append(_UPPER[d] if ch.isupper() else _LOWER[d])
+    return "".join(reversed(out))
 
 
 @lru_cache(maxsize=1 << 16)
-def key_pseudonym(value: str, key_type: str, secret: bytes, prefix: str | None = None) -> str:
-    """Format-keeping pseudonym of a primary key value (deterministic in key, type and value)."""
+def key_pseudonym(
+    value: str, key_type: str, secret: bytes, prefix: str | None = None, widen: int = 0
+) -> str:
+    """Format-keeping pseudonym of a primary key value (deterministic in key, type and value).
+
+    A keyed permutation (format-preserving: Feistel over the value's mixed-radix rank, cycle
+    walking) of every value with the same shape, so two different values of one key type never
+    share a pseudonym. Cycle walking also keeps a leading non-zero digit non-zero and never lets
+    an unprefixed value's pseudonym start with a configured prefix. ``widen`` appends that many
+    digits first (``CollisionGuard``: a pseudonym that equals another original is widened)."""
     kept = ""
-    if prefix:
-        match = _compiled(prefix).match(value)
+    prefix_re = _compiled(prefix) if prefix else None
+    if prefix_re is not None:
+        match = prefix_re.match(value)
         if match:
             kept = match.group(0)
-    rest = value[len(kept) :]
-    stream = _stream(secret, f"key\x1f{key_type}\x1f{value}".encode(), max(len(rest), 1))
-    out = []
-    for i, ch in enumerate(rest):
-        b = stream[i]
-        if ch.isdigit():
-            # keep a leading non-zero digit non-zero, so numeric ids stay valid numbers
-            if i == 0 and ch != "0" and not kept:
-                out.append(_DIGITS[1 + b % 9])
-            else:
-                out.append(_DIGITS[b % 10])
-        elif ch.isupper():
-            out.append(_UPPER[b % 26])
-        elif ch.isalpha():
-            out.append(_LOWER[b % 26])
-        else:
-            out.append(ch)
-    return kept + "".join(out)
+    rest = value[len(kept) :] + "0" * widen
+    radices = _radices(rest)
+    size = 1
+    for radix in radices:
+        size *= radix
+    if size <= 1:
+        return kept + rest
+    bits = max(2, (size - 1).bit_length())
+    bits += bits % 2
+    tweak = f"fpe\x1f{key_type}\x1f{kept}\x1f{''.join(map(str, radices))}".encode()
+    lead = next((i for i, r in enumerate(radices) if r != 1), None)
+    lead_nonzero = lead is not None and radices[lead] == 10 and rest[lead] != "0" and not kept
+
+    digit_lead = lead is not None and radices[lead] == 10 and not kept
+
+    def fits(candidate: str) -> bool:
+        if digit_lead and (candidate[lead] != "0") != lead_nonzero:
+            return False
+        return bool(kept) or prefix_re is None or not prefix_re.match(candidate)
+
+    proto = _round_key(secret, tweak)
+    x = _rank(rest, radices)
+    for _ in range(1 << 16):
+        x = _feistel(x, bits, proto)
+        if x < size:
+            candidate = _unrank(x, rest, radices)
+            if fits(candidate):
+                if kept + candidate == value:  # a fixed point would publish the original
+                    return key_pseudonym(value, key_type, secret, prefix, widen + 1)
+                return kept + candidate
+    raise ValueError("pseudonym domain too constrained")  # unreachable in practice
 
 
 @lru_cache(maxsize=1 << 16)
@@ -97,7 +162,9 @@ class KeyedPseudonymOperator(Operator):
         secret = params["secret"]
         key_type = params.get("key_type")
         if key_type:
-            return key_pseudonym(text, key_type, secret, params.get("prefix"))
+            return key_pseudonym(
+                text, key_type, secret, params.get("prefix"), params.get("widen", 0)
+            )
         return value_token(text, params["entity_type"], secret)
 
     def validate(self, params: dict[str, Any] | None = None) -> None:

@@ -27,8 +27,12 @@ import orjson
 from golden_distill.datasets.canonical_json import canonical_args_sha256, normalise_volatile_keys
 from golden_distill.datasets.tenant_opt_out import OPTED_OUT, TenantOptOut
 from golden_distill.redaction.analyzer import TextAnalyzer
-from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.case_inventory import case_inventory, verifier_fields
+from golden_distill.redaction.case_scan import CaseScan, scan_case
+from golden_distill.redaction.collisions import CollisionGuard
+from golden_distill.redaction.config import FLOOR_RECOGNIZERS, RedactionConfig
 from golden_distill.redaction.findings_cache import FindingsCache
+from golden_distill.redaction.inventory import FieldKey
 from golden_distill.redaction.key_rules import (
     KeyRule,
     NonPersonalRule,
@@ -38,20 +42,23 @@ from golden_distill.redaction.key_rules import (
 )
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.name_dictionary import is_dictionary_name, names_in
-from golden_distill.redaction.propagation import Propagator, ValueIndex, make_anonymizer
-from golden_distill.redaction.pseudonym import key_pseudonym, value_token
-from golden_distill.redaction.slots import case_slots
+from golden_distill.redaction.propagation import Propagator, make_anonymizer
+from golden_distill.redaction.pseudonym import value_token
+from golden_distill.redaction.recognizers import SPECS
+from golden_distill.redaction.recognizers.presidio_predefined import SPEC as PREDEFINED
 from golden_distill.redaction.verify import ScrubbedField, verify_scrubbed
 from golden_distill.redaction.walker import (
     Slot,
-    iter_keys,
-    iter_leaves,
     nested_json,
     rewrite_json_strings,
     rewrite_json_text,
 )
 
 STAGE = "redaction"
+UNKNOWN_IDENTIFIER = "unknown_identifier"
+#: Key type of identifier-shaped values no rule classifies (one namespace, so one value reads
+#: the same wherever it appears).
+UNKNOWN_ID_TYPE = "id"
 REDACTION_ERROR = "redaction_error"
 _INTEGER = re.compile(r"-?\d+")
 
@@ -66,33 +73,21 @@ class CaseRedaction:
     entity_types: tuple[str, ...] = ()
     detail: str = ""
     counts: Counter[str] = field(default_factory=Counter)
+    #: field inventory of the case: (tool, path, handling or found:/verifier: entity) -> n
+    fields: Counter[FieldKey] = field(default_factory=Counter)
 
     @property
     def published(self) -> bool:
         return self.row is not None
 
 
-@dataclass(slots=True)
-class CaseScan:
-    """A case after the structural pass, waiting for free-text findings."""
-
-    row: dict[str, Any]
-    slots: list[tuple[Slot, Callable[[str], None]]]
-    index: ValueIndex
-    free_texts: list[str]
-    numeric_slots: set[int]
-    non_personal: set[str]
-    absorbed: bool = False
-
-
 def _no_path() -> Path:
     return ()
 
 
-def _propagatable(value: Any) -> bool:
-    """Structured values that are ordinary lowercase words ("mobile", "home") stay local."""
-    text = str(value)
-    return not (text.isascii() and text.isalpha() and text.islower())
+def keys_of(prepared: list[CaseScan | CaseRedaction]) -> list[tuple[str, KeyRule]]:
+    """Every original key of prepared cases (for a ``CollisionGuard``)."""
+    return [kv for p in prepared if isinstance(p, CaseScan) for kv in p.index.keys.items()]
 
 
 class Redactor:
@@ -111,6 +106,9 @@ class Redactor:
         self._volatile = normalise_volatile_keys(self.volatile_keys)
         self.matcher = RuleMatcher(config)
         self.analyzer = TextAnalyzer(config)
+        # the verifier's floor: recognizers the config dropped, plus Presidio's predefined
+        missing = [SPECS[n] for n in FLOOR_RECOGNIZERS if n not in config.recognizers]
+        self.verify_extra = TextAnalyzer(config, [*missing, PREDEFINED])
         self.anonymizer = make_anonymizer()
         self.scan_threshold = min(config.score_threshold, config.verify_threshold)
         self.column_keys: dict[str, KeyRule] = {}
@@ -124,6 +122,7 @@ class Redactor:
                     (re.compile(rf"(?<![0-9])(?:{kf.text_pattern})(?![0-9A-Za-z])"), rule)
                 )
         self.opt_out = TenantOptOut.of(opt_out_tenants)
+        self.id_rule = KeyRule(UNKNOWN_ID_TYPE, None)
 
     @classmethod
     def from_config(
@@ -148,47 +147,19 @@ class Redactor:
     def findings_cache(self) -> FindingsCache:
         """A new findings cache for one call (a table, a batch, a case): owned by the caller,
         never by the redactor, so calls cannot see or clear each other's entries."""
-        return FindingsCache(self.analyzer, self.scan_threshold)
+        return FindingsCache(self.analyzer, self.scan_threshold, self.verify_extra)
 
     # -- the three phases ----------------------------------------------------------------
     def scan(self, row: dict[str, Any]) -> CaseScan:
-        """Structural pass: key rules, key fields, key text patterns; collect free text."""
-        row, slots = case_slots(row)
-        index = ValueIndex(
-            self.key.secret, self.config.min_propagation_length, self.config.min_name_length
+        """Structural pass over every leaf (``case_scan.scan_case``)."""
+        return scan_case(
+            row,
+            config=self.config,
+            secret=self.key.secret,
+            matcher=self.matcher,
+            column_keys=self.column_keys,
+            text_patterns=self.text_patterns,
         )
-        for column, rule in self.column_keys.items():
-            value = row.get(column)
-            if value:
-                index.add_key(str(value), rule)
-        free_texts: list[str] = []
-        numeric_slots: set[int] = set()
-        non_personal: set[str] = set()
-        for i, (slot, _) in enumerate(slots):
-            if not slot.is_json:
-                free_texts.append(slot.text)
-                continue
-            for path, leaf in iter_leaves(slot.parsed):
-                rule = self.matcher.match(path)
-                if rule is None:
-                    if isinstance(leaf, str):
-                        free_texts.append(leaf)
-                    continue
-                if isinstance(rule, NonPersonalRule):
-                    non_personal.add(str(leaf))
-                    continue
-                if not isinstance(leaf, str):
-                    numeric_slots.add(i)
-                if isinstance(rule, KeyRule):
-                    index.add_key(str(leaf), rule)
-                else:
-                    index.add_pii(str(leaf), rule.entity_type, propagate=_propagatable(leaf))
-        key_texts = [k for slot, _ in slots if slot.is_json for k in iter_keys(slot.parsed)]
-        for text in (*free_texts, *key_texts):  # ids also hide in keys ("order:ORD-1": ...)
-            for pattern, rule in self.text_patterns:
-                for m in pattern.finditer(text):
-                    index.add_key(m.group(0), rule)
-        return CaseScan(row, slots, index, free_texts, numeric_slots, non_personal)
 
     def absorb_findings(self, scan: CaseScan, findings: FindingsCache) -> None:
         """Add the free-text findings of a scanned case to its known values."""
@@ -199,6 +170,10 @@ class Redactor:
                 value = text[f.start : f.end]
                 if f.score >= self.config.score_threshold and value not in scan.non_personal:
                     scan.index.add_pii(value, f.entity_type)
+        if self.config.unknown_identifiers == "pseudonymise":
+            for value in scan.unknown_ids:
+                if value.casefold() not in scan.index.pii and value not in scan.non_personal:
+                    scan.index.add_key(value, self.id_rule)
         scan.absorbed = True
 
     def add_dictionary_names(self, scan: CaseScan, names: frozenset[str]) -> None:
@@ -206,11 +181,20 @@ class Redactor:
         for name in names_in(scan.free_texts, names):
             scan.index.add_pii(name, "PERSON")
 
-    def finish(self, scan: CaseScan, findings: FindingsCache) -> CaseRedaction:
+    def finish(
+        self, scan: CaseScan, findings: FindingsCache, guard: CollisionGuard | None = None
+    ) -> CaseRedaction:
         """Add free-text findings, replace everywhere, recompute hashes, verify."""
         self.absorb_findings(scan, findings)
         index = scan.index
-        prop = index.build(self.anonymizer)
+        case_id = scan.row.get("case_id") or ""
+        if self.config.unknown_identifiers == "quarantine" and any(
+            v.casefold() not in index.pii and v not in scan.non_personal for v in scan.unknown_ids
+        ):
+            return CaseRedaction(case_id, None, UNKNOWN_IDENTIFIER)
+        if guard is None:
+            guard = CollisionGuard(self.key.secret, index.keys.items())
+        prop = index.build(self.anonymizer, guard)
         counts: Counter[str] = Counter()
         scrubbed: list[ScrubbedField] = []
         for i, (slot, put) in enumerate(scan.slots):
@@ -220,34 +204,43 @@ class Redactor:
                 new = prop.replace(slot.text, counts)
             if new != slot.text:
                 put(new)
-            scrubbed.append(ScrubbedField(new, slot.is_json))
+            scrubbed.append(
+                ScrubbedField(new, slot.is_json, slot.parsed if new == slot.text else None)
+            )
         row = scan.row
         for column in self.column_keys:
             value = row.get(column)
             if value:
                 row[column] = prop.substitute(str(value))
                 counts[self.column_keys[column].label] += 1
-        outcome = row.get("outcome")
-        if outcome and outcome.get("final_state"):
-            outcome["final_state"] = prop.replace(outcome["final_state"], counts)
         for step in row.get("steps") or []:
             if step.get("arguments") is not None:
                 step["canonical_args_sha256"] = canonical_args_sha256(
                     step["arguments"], self._volatile
                 )
         verdict = verify_scrubbed(
-            scrubbed, prop, findings, self.config.verify_threshold, scan.non_personal
+            scrubbed,
+            prop,
+            findings.verify,
+            self.config.verify_threshold,
+            scan.non_personal,
+            [v.text for v in scan.verbatim],
         )
+        fields = case_inventory(scan, findings, self.config.score_threshold)
         if not verdict.ok:
+            fields.update(
+                verifier_fields(scan, scrubbed, prop, findings, self.config.verify_threshold)
+            )
             return CaseRedaction(
                 row.get("case_id") or "",
                 None,
                 verdict.reason,
                 verdict.entity_types,
                 counts=counts,
+                fields=fields,
             )
         row["redaction"] = orjson.dumps(dict(sorted(counts.items()))).decode()
-        return CaseRedaction(row.get("case_id") or "", row, counts=counts)
+        return CaseRedaction(row.get("case_id") or "", row, counts=counts, fields=fields)
 
     def _rewrite_json(
         self, slot: Slot, prop: Propagator, counts: Counter[str], numeric: bool
@@ -277,9 +270,18 @@ class Redactor:
 
         def on_number(token: str, path: Path) -> str | None:
             rule = matcher.match(path)
-            if rule is None or isinstance(rule, NonPersonalRule):
+            if isinstance(rule, NonPersonalRule):
                 return None
+            if rule is None or (isinstance(rule, PiiRule) and not rule.owns(path, token)):
+                label = prop.label_of(token)  # an unowned number found by a scan or an id
+                if label is None:
+                    return None
+                counts[label] += 1
+                new = prop.substitute(token)
+                return new if _INTEGER.fullmatch(new) else orjson.dumps(new).decode()
             if isinstance(rule, PiiRule):
+                if "." in token or (rule.evidence and len(token.lstrip("-")) < 4):
+                    return None
                 counts[rule.entity_type] += 1
                 new = value_token(token, rule.entity_type, secret)
                 prop.emitted.add(new)
@@ -287,46 +289,74 @@ class Redactor:
             if not _INTEGER.fullmatch(token):
                 return None  # keys are integers; a float "key" is left for verification
             counts[rule.label] += 1
-            new = key_pseudonym(token, rule.key_type, secret, rule.prefix)
-            prop.emitted.add(new)
-            return new
+            prop.keys.setdefault(token, rule)
+            return prop.substitute(token)
 
         if not needs_paths:  # edit string tokens only
             return rewrite_json_strings(text, lambda v: on_string(v, _no_path))
         return rewrite_json_text(text, on_string, on_number if numeric else None)
 
     # -- the whole thing ----------------------------------------------------------------
+    def prepare(
+        self, rows: list[dict[str, Any]], findings: FindingsCache
+    ) -> list[CaseScan | CaseRedaction]:
+        """Per row: its scan with free-text findings absorbed (one batched analyzer call), or
+        the refusal already known (tenant opted out, scan error)."""
+        out: list[CaseScan | CaseRedaction] = []
+        for row in rows:
+            case_id = str(row.get("case_id") or "")
+            if self.opt_out.excludes(row.get("tenant_id")):
+                out.append(CaseRedaction(case_id, None, OPTED_OUT))
+                continue
+            try:
+                out.append(self.scan(row))
+            except Exception as exc:
+                out.append(CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__))
+        scans = [p for p in out if isinstance(p, CaseScan)]
+        # one batched analyzer call; if it fails, each case retries (and fails closed) later
+        with contextlib.suppress(Exception):
+            findings([t for scan in scans for t in scan.free_texts])
+        for scan in scans:
+            with contextlib.suppress(Exception):  # fails closed in finish()
+                self.absorb_findings(scan, findings)
+        return out
+
+    def table_keys(
+        self, rows: list[dict[str, Any]], findings: FindingsCache
+    ) -> list[tuple[str, KeyRule]]:
+        """Every original key of ``rows`` (for a table-wide ``CollisionGuard``) when their
+        scans are not kept; fills ``findings`` on the way."""
+        return keys_of(self.prepare(rows, findings))
+
     def redact_many(
-        self, rows: list[dict[str, Any]], findings: FindingsCache | None = None
+        self,
+        rows: list[dict[str, Any]],
+        findings: FindingsCache | None = None,
+        guard: CollisionGuard | None = None,
+        prepared: list[CaseScan | CaseRedaction] | None = None,
     ) -> list[CaseRedaction]:
         """Redact a batch of rows: one batched analyzer call for all their free text.
 
         ``findings``: a cache shared by the batches of one table (``redact_table``); a new one
-        when omitted. The name dictionary is built from ``rows`` only and dropped on return.
+        when omitted. ``guard``: the table's ``CollisionGuard`` (else one for this batch).
+        ``prepared``: ``prepare(rows)`` when the caller already made it. The name dictionary is
+        built from ``rows`` only and dropped on return.
         """
         if findings is None:
             findings = self.findings_cache()
-        out: list[CaseRedaction | None] = [None] * len(rows)
-        scans: list[tuple[int, CaseScan]] = []
-        for i, row in enumerate(rows):
-            case_id = str(row.get("case_id") or "")
-            if self.opt_out.excludes(row.get("tenant_id")):
-                out[i] = CaseRedaction(case_id, None, OPTED_OUT)
-                continue
-            try:
-                scans.append((i, self.scan(row)))
-            except Exception as exc:
-                out[i] = CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__)
-        # one batched analyzer call; if it fails, each case retries (and fails closed) below
-        with contextlib.suppress(Exception):
-            findings([t for _, scan in scans for t in scan.free_texts])
+        if prepared is None:
+            prepared = self.prepare(rows, findings)
+        scans = [(i, p) for i, p in enumerate(prepared) if isinstance(p, CaseScan)]
+        out: list[CaseRedaction | None] = [
+            p if isinstance(p, CaseRedaction) else None for p in prepared
+        ]
+        if guard is None:
+            guard = CollisionGuard(self.key.secret, keys_of(prepared))
         if self.config.shard_name_dictionary:
             names: set[str] = set()
             for _, scan in scans:
-                try:
-                    self.absorb_findings(scan, findings)
-                except Exception:
-                    continue  # fails closed in finish()
+                if not scan.absorbed:
+                    continue
                 names.update(
                     spelling
                     for folded, spelling in scan.index.pii_spelling.items()
@@ -337,7 +367,7 @@ class Redactor:
                 self.add_dictionary_names(scan, frozen)
         for i, scan in scans:
             try:
-                out[i] = self.finish(scan, findings)
+                out[i] = self.finish(scan, findings, guard)
             except Exception as exc:
                 case_id = str(rows[i].get("case_id") or "")
                 out[i] = CaseRedaction(case_id, None, REDACTION_ERROR, detail=type(exc).__name__)

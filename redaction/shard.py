@@ -22,9 +22,14 @@ import pyarrow as pa
 
 from golden_distill.datasets.quarantine import QuarantineEntry
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
-from golden_distill.redaction.redactor import STAGE, Redactor
+from golden_distill.redaction.collisions import CollisionGuard
+from golden_distill.redaction.redactor import STAGE, Redactor, keys_of
 
 DEFAULT_BATCH_CASES = 1_000
+#: Tables up to this many rows keep their scans between the key pass and redaction (the flow
+#: redacts a shard's chosen cases: thousands); larger ones (a whole canonical shard given to
+#: `golden redact`) are scanned twice rather than held in memory.
+KEEP_SCANS_ROWS = 20_000
 
 _gc_lock = threading.Lock()
 _gc_pausers = 0
@@ -85,6 +90,8 @@ class ShardRedactionResult:
     cases_in: int = 0
     seconds: float = 0.0
     key_id: str = ""
+    #: field inventory (``inventory.py``): (tool, path, handling) -> count, never values
+    inventory: Counter[tuple[str, str, str]] = field(default_factory=Counter)
 
     @property
     def cases_out(self) -> int:
@@ -110,11 +117,26 @@ def redact_table(
     quarantined: list[QuarantinedCase] = []
     counts: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    inventory: Counter[tuple[str, str, str]] = Counter()
     findings = redactor.findings_cache()  # this call's own: pure per string, dropped on return
     with _gc_paused():
+        # every original key of the table first, so no pseudonym equals another original; a
+        # table of chosen cases (the flow's) keeps its scans, a whole canonical shard rescans
+        keep = table.num_rows <= KEEP_SCANS_ROWS
+        keys = []
+        prepared: list[list] = []
         for batch in table.to_batches(max_chunksize=batch_cases):
+            done = redactor.prepare(batch.to_pylist(), findings)
+            keys.extend(keys_of(done))
+            prepared.append(done if keep else [])
+        guard = CollisionGuard(redactor.key.secret, keys)
+        del keys
+        for n, batch in enumerate(table.to_batches(max_chunksize=batch_cases)):
             rows = batch.to_pylist()
-            for row, result in zip(rows, redactor.redact_many(rows, findings), strict=True):
+            results = redactor.redact_many(rows, findings, guard, prepared[n] or None)
+            prepared[n] = []
+            for row, result in zip(rows, results, strict=True):
+                inventory.update(result.fields)
                 if result.row is not None:
                     counts.update(result.counts)
                     kept.append(result.row)
@@ -140,4 +162,5 @@ def redact_table(
         cases_in=table.num_rows,
         seconds=time.perf_counter() - started,
         key_id=redactor.key_id,
+        inventory=inventory,
     )

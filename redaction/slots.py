@@ -1,63 +1,133 @@
-"""The text-bearing fields of a case row that redaction visits, each with a setter.
+"""Every string of a case row, default deny: each is a rewritable slot or a shaped verbatim field.
 
-Visited: ``user_input``; ``context.messages``, ``context.memory``, ``context.baseline_state``
-(JSON); each retrieved chunk's ``text`` and ``query``; ``agent.prompt_variables`` (JSON: prompts
-are often filled with customer data); each step's ``arguments``, ``response`` (JSON) and
-``error`` (JSON or text); ``outcome.answer_text`` and ``outcome.handoff_reason``. Never touched:
-tool names, statuses, kinds, systems, numbers, timestamps, model params, env versions, source.
+The row is walked generically (any column, any depth, columns added later included), so nothing
+is skipped because nobody listed it. Each string is one of:
+
+* a **JSON slot** (``arguments``, ``response``, ``messages``, ``model_params``... by field name):
+  JSON text, walked leaf by leaf and edited at token level (text when it does not parse);
+* a **verbatim field** with a declared shape (tool names, step kinds and statuses, systems,
+  intent, agent/model/prompt versions, ids made by hashing): replay or the funnels need it intact,
+  so it is never rewritten. A value that does not fit its shape is scanned like text, and any
+  finding in a verbatim field quarantines the case (``verify.py``);
+* a **key column** (``tenant_id``, ``user_id``...): pseudonymised by ``Redactor.finish``;
+* a **text slot**: everything else (user input, answers, chunk text and ids, source record ids,
+  final states, any new string column): scanned and rewritten.
+
 The row is copied on the way (only the nested parts that may change), so the caller's row is
 never modified.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from golden_distill.redaction.walker import Slot, make_slot
 
 Setter = Callable[[str], None]
 
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]{0,127}$")
+WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/+-]{0,127}$")
+HASH_ID = re.compile(r"^(?:[a-z]{0,3}_?|sha\d{1,3}:|md5:)[0-9a-f]{8,128}$")
+NUMERIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
-def _setter(container: dict[str, Any], key: str) -> Setter:
+#: Location (list indices dropped) -> declared shape of a verbatim field.
+VERBATIM: dict[str, re.Pattern[str]] = {
+    "case_id": HASH_ID,
+    "cluster_id": NUMERIC_ID,
+    "steps.name": IDENTIFIER,
+    "steps.kind": WORD,
+    "steps.status": WORD,
+    "steps.system": IDENTIFIER,
+    "steps.canonical_args_sha256": HASH_ID,
+    "intent.name": IDENTIFIER,
+    "agent.agent_version": VERSION,
+    "agent.model_name": VERSION,
+    "agent.system_prompt_version": VERSION,
+    "outcome.status": WORD,
+    "source.format": WORD,
+    "funnels": WORD,
+    "split": WORD,
+    "trust": WORD,
+    "expected.source": WORD,
+    "expected.actions.name": IDENTIFIER,
+}
+#: Fields holding JSON text (by their own name, wherever they sit).
+JSON_FIELDS = frozenset(
+    {
+        "arguments",
+        "response",
+        "error",
+        "messages",
+        "memory",
+        "baseline_state",
+        "env_versions",
+        "model_params",
+        "prompt_variables",
+        "funnel_reasons",
+        "final_state",
+    }
+)
+#: Derived fields written by the pipeline itself after redaction (counts, never values).
+SKIPPED = frozenset({"redaction"})
+
+
+@dataclass(frozen=True, slots=True)
+class Verbatim:
+    """A field kept byte for byte: where it is, its value, and whether it fits its shape."""
+
+    location: str
+    text: str
+    fits: bool
+
+
+def _setter(container: dict[str, Any] | list[Any], key: Any) -> Setter:
     def put(value: str) -> None:
         container[key] = value
 
     return put
 
 
-def case_slots(row: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[Slot, Setter]]]:
-    """A shallow-copied row and its text slots (setters write into the copy)."""
-    row = dict(row)
+def case_slots(
+    row: dict[str, Any], key_columns: Iterable[str] = ()
+) -> tuple[dict[str, Any], list[tuple[Slot, Setter]], list[Verbatim]]:
+    """A copied row, its rewritable slots (setters write into the copy) and its verbatim
+    fields. ``key_columns`` are left to the caller (pseudonymised as keys)."""
+    skip = set(key_columns) | SKIPPED
     slots: list[tuple[Slot, Setter]] = []
+    verbatim: list[Verbatim] = []
 
-    def add(container: dict[str, Any], key: str, location: str, json_expected: bool) -> None:
-        value = container.get(key)
-        if isinstance(value, str) and value:
-            slots.append((make_slot(location, value, json_expected), _setter(container, key)))
+    def visit(container: Any, key: Any, value: Any, location: str, pattern: str, name: str) -> None:
+        if isinstance(value, dict):
+            copy = dict(value)
+            container[key] = copy
+            for k, v in value.items():
+                walk_child(copy, k, v, f"{location}.{k}", f"{pattern}.{k}", k)
+        elif isinstance(value, list):
+            copy_list = list(value)
+            container[key] = copy_list
+            for i, v in enumerate(value):
+                visit(copy_list, i, v, f"{location}[{i}]", pattern, name)
+        elif isinstance(value, str) and value:
+            shape = VERBATIM.get(pattern)
+            if shape is not None and HASH_ID.match(value):
+                return  # a hash (case ids, prompt digests): nothing personal can be read from it
+            if shape is not None:
+                verbatim.append(Verbatim(location, value, bool(shape.match(value))))
+            else:
+                slots.append(
+                    (make_slot(location, value, name in JSON_FIELDS), _setter(container, key))
+                )
 
-    add(row, "user_input", "user_input", False)
-    if row.get("agent"):
-        row["agent"] = agent = dict(row["agent"])
-        add(agent, "prompt_variables", "agent.prompt_variables", True)
-    if row.get("context"):
-        row["context"] = context = dict(row["context"])
-        for name in ("messages", "memory", "baseline_state"):
-            add(context, name, f"context.{name}", True)
-        chunks = [dict(c) for c in context.get("retrieved_chunks") or []]
-        context["retrieved_chunks"] = chunks
-        for i, chunk in enumerate(chunks):
-            add(chunk, "text", f"context.retrieved_chunks[{i}].text", False)
-            add(chunk, "query", f"context.retrieved_chunks[{i}].query", False)
-    steps = [dict(s) for s in row.get("steps") or []]
-    if row.get("steps") is not None:
-        row["steps"] = steps
-    for i, step in enumerate(steps):
-        add(step, "arguments", f"steps[{i}].arguments", True)
-        add(step, "response", f"steps[{i}].response", True)
-        add(step, "error", f"steps[{i}].error", True)
-    if row.get("outcome"):
-        row["outcome"] = outcome = dict(row["outcome"])
-        add(outcome, "answer_text", "outcome.answer_text", False)
-        add(outcome, "handoff_reason", "outcome.handoff_reason", False)
-    return row, slots
+    def walk_child(container: Any, key: Any, value: Any, location: str, pattern: str, name: str):
+        visit(container, key, value, location, pattern, name)
+
+    out = dict(row)
+    for column, value in row.items():
+        if column in skip:
+            continue
+        visit(out, column, value, column, column, column)
+    return out, slots, verbatim

@@ -12,16 +12,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-
-import orjson
+from typing import Any
 
 from golden_distill.redaction.analyzer import Finding
 from golden_distill.redaction.propagation import Propagator
-from golden_distill.redaction.walker import iter_keys, iter_leaves
+from golden_distill.redaction.walker import _NOT_JSON, iter_keys, iter_leaves, parse_json
 
 UNPARSEABLE = "unparseable_after_redaction"
 RESIDUAL_KNOWN_VALUE = "residual_known_value"
 RESIDUAL_PII = "residual_pii"
+PII_IN_VERBATIM = "pii_in_verbatim_field"
+_LONG_DIGITS = re.compile(r"\d{7,}")
 
 #: Value tokens written by ``pseudonym.value_token``: ignored when looking for leftovers.
 _VALUE_TOKEN = re.compile(r"<[A-Z][A-Z0-9_]*_[0-9a-f]{8}>")
@@ -41,12 +42,13 @@ class Verdict:
 class ScrubbedField:
     text: str
     was_json: bool
+    #: the parsed value when the text is unchanged by scrubbing (no need to parse it again)
+    parsed: Any = None
 
 
-def _strings(fields: Iterable[ScrubbedField]) -> Iterator[str]:
-    for f in fields:
+def _strings(fields: Iterable[ScrubbedField], parsed: list[Any]) -> Iterator[str]:
+    for f, value in zip(fields, parsed, strict=True):
         if f.was_json:
-            value = orjson.loads(f.text)
             for _, leaf in iter_leaves(value):
                 if isinstance(leaf, str):
                     yield leaf
@@ -61,15 +63,29 @@ def verify_scrubbed(
     findings_of: Callable[[list[str]], dict[str, list[Finding]]],
     threshold: float,
     non_personal: set[str] | frozenset[str] = frozenset(),
+    verbatim: list[str] | None = None,
 ) -> Verdict:
-    """Re-scan the scrubbed fields of one case; ``Verdict.ok`` means it may be published."""
+    """Re-scan the scrubbed fields of one case; ``Verdict.ok`` means it may be published.
+
+    ``verbatim``: fields kept byte for byte (tool names, versions...): any known value or any
+    finding in them quarantines the case, since they may not be rewritten."""
+    if verbatim:
+        labels = {label for text in verbatim for _, _, label in propagator.find(text)}
+        if any(_LONG_DIGITS.search(text) for text in verbatim):
+            labels.add("DIGIT_RUN")  # a phone or account number inside a tool or intent name
+        for found in findings_of(list(verbatim)).values():
+            labels.update(f.entity_type for f in found if f.score >= threshold)
+        if labels:
+            return Verdict(PII_IN_VERBATIM, tuple(sorted(labels)))
+    parsed: list[Any] = []
     for f in fields:
+        value = None
         if f.was_json:
-            try:
-                orjson.loads(f.text)
-            except orjson.JSONDecodeError:
+            value = f.parsed if f.parsed is not None else parse_json(f.text)
+            if value is _NOT_JSON:
                 return Verdict(UNPARSEABLE)
-    strings = [s for s in dict.fromkeys(_strings(fields)) if s]
+        parsed.append(value)
+    strings = [s for s in dict.fromkeys(_strings(fields, parsed)) if s]
 
     leftovers: set[str] = set()
     if propagator.needles:

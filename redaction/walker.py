@@ -37,24 +37,74 @@ class Slot:
     parsed: Any = None  # the parsed value when is_json
 
 
+_NOT_JSON = object()
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Duplicate keys keep every value (as a list under the key), so each one is seen."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            prev = out[key]
+            out[key] = [*prev, value] if isinstance(prev, list) and key in _DUPES else [prev, value]
+            _DUPES.add(key)
+        else:
+            out[key] = value
+    return out
+
+
+_DUPES: set[str] = set()
+
+
+def parse_json(text: str) -> Any:
+    """Parse JSON robustly: orjson first; numbers out of its range (``1e999``, 30-digit
+    integers) fall back to the standard parser, which keeps them. Returns ``_NOT_JSON``."""
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    else:  # orjson keeps only the last of duplicate keys: count keys to know every one is seen
+        if not isinstance(parsed, dict | list) or _key_count(parsed) == _key_tokens(text):
+            return parsed
+    try:
+        return json.loads(text, object_pairs_hook=_pairs)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+_STRING_OR_KEY = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?', re.S)
+
+
+def _key_tokens(text: str) -> int:
+    """Object keys written in ``text`` (string tokens followed by a colon; JSON held inside
+    strings is one token, so its keys are not counted here)."""
+    return sum(1 for colon in _STRING_OR_KEY.findall(text) if colon)
+
+
+def _key_count(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(_key_count(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_key_count(v) for v in value)
+    return 0
+
+
 def make_slot(location: str, text: str, json_expected: bool) -> Slot:
     if json_expected:
-        try:
-            return Slot(location, text, True, orjson.loads(text))
-        except orjson.JSONDecodeError:
-            pass
+        parsed = parse_json(text)
+        if parsed is not _NOT_JSON:
+            return Slot(location, text, True, parsed)
     return Slot(location, text, False)
 
 
 def nested_json(value: str) -> Any:
     """The parsed value of a string that is itself JSON (a chat tool reply, call arguments),
     or ``None``. Only objects and arrays count: "42" stays a string."""
-    if len(value) < 2 or value[0] not in "{[" or value[-1] not in "}]":
+    stripped = value.strip()  # recorders leave whitespace and trailing newlines around JSON
+    if len(stripped) < 2 or stripped[0] not in "{[" or stripped[-1] not in "}]":
         return None
-    try:
-        return orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return None
+    parsed = parse_json(stripped)
+    return None if parsed is _NOT_JSON else parsed
 
 
 def iter_leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:

@@ -77,7 +77,12 @@ def subject_needles(subject: Subject, secret: bytes, matcher: RuleMatcher) -> se
     """What redaction with this key made of the subject's value: its pseudonym or placeholder."""
     rule = matcher.match((subject.field,))
     if isinstance(rule, KeyRule):
-        return {key_pseudonym(subject.value, rule.key_type, secret, rule.prefix)}
+        # redaction widens a pseudonym that would equal another original of its table
+        # (redaction/collisions.py): the widened forms are searched too
+        return {
+            key_pseudonym(subject.value, rule.key_type, secret, rule.prefix, widen)
+            for widen in range(3)
+        }
     if isinstance(rule, PiiRule):
         return {value_token(subject.value, rule.entity_type, secret)}
     if subject.field.isupper():  # an entity type named directly (PERSON, PHONE_NUMBER...)

@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "erase",
     "work",
     "alerts",
+    "fields",
 )
 
 

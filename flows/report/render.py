@@ -126,6 +126,38 @@ def _stage_times(stats: dict[str, Any]) -> str:
     return bar_chart("seconds per stage", items, color_index=5)
 
 
+def _field_inventory(stats: dict[str, Any]) -> str:
+    """Paths first seen in this run, paths where the verifier found something, and paths no
+    rule owns where personal data was found (counts and entity types, never values)."""
+    from golden_distill.redaction.inventory import unclassified_findings, verifier_paths
+
+    nested = stats.get("field_inventory") or {}
+    if not nested:
+        return ""
+    new = stats.get("field_inventory_new") or []
+    parts = [
+        f"<p>{len(new):,} tool/path pair(s) first seen in this run"
+        + (" (showing 40)" if len(new) > 40 else "")
+        + ".</p>",
+        _table(("tool and path first seen",), [(p,) for p in new[:40]]) if new else "",
+    ]
+    rows = [
+        (tool, path, ", ".join(f"{e} {n}" for e, n in sorted(found.items())))
+        for tool, path, found in verifier_paths(nested)
+    ]
+    if rows:
+        parts.append(_table(("tool", "path", "verifier found (case quarantined)"), rows[:40]))
+    rows = [
+        (tool, path, ", ".join(f"{e} {n}" for e, n in sorted(found.items())))
+        for tool, path, found in unclassified_findings(nested)
+    ]
+    if rows:
+        parts.append(
+            _table(("tool", "path", "found where no rule owns it (see golden fields)"), rows[:40])
+        )
+    return "".join(parts)
+
+
 def render_report(stats: dict[str, Any]) -> str:
     """The report page for one run's ``stats`` (see flows/tasks/publish.py for the keys)."""
     version = stats.get("version")
@@ -133,6 +165,11 @@ def render_report(stats: dict[str, Any]) -> str:
         f"version {version}" if version else "run report of the version published with it"
     )
     meta_rows = [
+        *(
+            [("redaction", "UNSAFE: weakened configuration (redaction.unsafe_allow_weakened)")]
+            if stats.get("redaction_weakened")
+            else []
+        ),
         ("set", stats.get("set_name")),
         ("version", version or "the folder this report is in (see manifest.json beside it)"),
         ("parent", (stats.get("change") or {}).get("parent") or "none"),
@@ -183,6 +220,7 @@ def render_report(stats: dict[str, Any]) -> str:
         _mapping_section(
             "Quarantined by redaction, per reason", stats.get("redaction_quarantined"), 1, "reason"
         ),
+        _section("Redaction: field inventory", _field_inventory(stats)),
         *coverage_parts,
         _section("Change against the parent version", _change(stats)),
         _section("Run time per stage (seconds)", _stage_times(stats)),

@@ -26,6 +26,7 @@ from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.run_stats import merge_published_stats, published_stats
+from golden_distill.redaction.versions import detector_versions
 
 
 def load_decisions(results: list[ShardResult]) -> pl.DataFrame:
@@ -180,6 +181,21 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
     return parent.version, ids
 
 
+def parent_field_inventory(resolved: ResolvedRun) -> dict[str, Any] | None:
+    """The field inventory recorded by the set's `latest` version (None for a new set)."""
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+
+    try:
+        parent = open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@latest",
+            storage_options=resolved.config.publish.storage_options or None,
+        )
+    except (VersionNotFound, FileNotFoundError):
+        return None
+    return (parent.manifest.get("redaction") or {}).get("fields") or {}
+
+
 def latest_made_from(
     resolved: ResolvedRun, inputs_sha256: str | None, *, stat: str = "inputs_sha256"
 ) -> tuple[str, dict] | None:
@@ -248,6 +264,7 @@ def publish(
             "config": config.model_dump(mode="json"),
             "code_version": stats.get("pipeline_version"),
             "key_id": key_id,
+            "detector_versions": detector_versions(config.redaction),
             "lineage": {
                 "sources": [display_uri(s) for s in resolved.sources],
                 "since": stats.get("since"),
@@ -256,8 +273,12 @@ def publish(
                 "records_read": stats.get("records_read", 0),
                 "quarantined": stats.get("quarantined", {}),
             },
-            "stats": {k: v for k, v in stats.items() if k not in ("change",)},
-            "redaction": {"entities": stats.get("redaction", {})},
+            "stats": {k: v for k, v in stats.items() if k not in ("change", "field_inventory")},
+            "redaction": {
+                "entities": stats.get("redaction", {}),
+                "fields": stats.get("field_inventory", {}),
+                "unsafe_allow_weakened": config.redaction.unsafe_allow_weakened,
+            },
             "dedup": stats.get("dedup", {}),
         },
         # a run with a window always publishes: its version records the new watermark

@@ -42,6 +42,7 @@ from golden_distill.flows.tasks.run_stats import (
     merge_shard_stats,
 )
 from golden_distill.flows.tasks.select import Selection
+from golden_distill.redaction.inventory import new_paths
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,11 @@ def build_stats(job: PublishJob, published: dict[str, Any], case_ids: set[str]) 
         stage_seconds={k: round(v, 3) for k, v in job.timings.items()},
         inputs_sha256=job.inputs,
         run_key=job.run_key,
+        redaction_weakened=resolved.config.redaction.unsafe_allow_weakened,
+    )
+    stats["field_inventory_new"] = new_paths(
+        stats.get("field_inventory") or {},
+        global_steps.parent_field_inventory(resolved) if parent is not None else None,
     )
     return stats
 

@@ -24,6 +24,7 @@ from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
 from golden_distill.flows.tasks.shard import check_same_code, fresh_dir
 from golden_distill.flows.timing import StageClock
+from golden_distill.flows.workdir import make_private
 from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
 
 
@@ -77,6 +78,7 @@ def redact_candidates(
     """Scrub and verify every candidate (fail closed). Returns the redacted rows, the ids of
     quarantined candidates with their reason (also appended to the shard's quarantine file),
     and counts per entity type / per reason."""
+    from golden_distill.redaction.inventory import to_nested
     from golden_distill.redaction.shard import redact_table  # local: Presidio, see _redactor
 
     result = redact_table(candidates, _redactor(config, key_id))
@@ -86,6 +88,7 @@ def redact_candidates(
     stats = {
         "redaction": {str(k): int(v) for k, v in result.entity_counts.items()},
         "redaction_quarantined": {str(k): int(v) for k, v in result.reasons.items()},
+        "field_inventory": to_nested(result.inventory),
     }
     return result.table, {q.case_id: q.reason for q in result.quarantined}, stats
 
@@ -106,7 +109,8 @@ def _run(job: RedactJob) -> RedactResult:
         ),
     )
     quarantine_path = out / "quarantine.jsonl"
-    quarantine_path.touch()  # present even when empty: a cached result checks its files exist
+    quarantine_path.touch(mode=0o600)  # present even when empty: cached results check files
+    make_private(out, [quarantine_path], stop_at=out.parent)
     redacted, quarantined, stats = timed(
         "redact", redact_candidates, chosen, job.config, quarantine_path, job.key_id
     )

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
+from golden_distill.redaction.inventory import from_nested, to_nested
 
 SUMMED = ("records_read", "cases_read", "in_window", "candidates", "bytes_read")
 MERGED = ("quarantined",)
@@ -38,14 +39,17 @@ def merge_redaction_stats(results: Iterable[RedactResult]) -> dict[str, Any]:
     """Entity counts and refusals over every redaction task (all rounds)."""
     entities: Counter[str] = Counter()
     refused: Counter[str] = Counter()
+    inventory: Counter[tuple[str, str, str]] = Counter()
     seconds = 0.0
     for result in results:
+        inventory.update(from_nested(result.stats.get("field_inventory") or {}))
         entities.update(result.stats.get("redaction") or {})
         refused.update(result.stats.get("redaction_quarantined") or {})
         seconds += result.seconds
     return {
         "redaction": dict(entities),
         "redaction_quarantined": dict(refused),
+        "field_inventory": to_nested(inventory),
         "redact_task_seconds": round(seconds, 3),
     }
 

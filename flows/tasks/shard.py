@@ -30,6 +30,7 @@ from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError
 from golden_distill.flows.tasks.jobs import ShardJob, ShardResult
 from golden_distill.flows.timing import StageClock
+from golden_distill.flows.workdir import make_private
 
 
 def check_same_code(expected: str, label: str) -> None:
@@ -166,6 +167,8 @@ def _run(job: ShardJob) -> ShardResult:
     timed("write", pq.write_table, candidates, candidates_path)
     timed("write", decisions.write_parquet, decisions_path)
     timed("write", pq.write_table, sigs, signatures_path)
+    paths = [candidates_path, decisions_path, signatures_path, quarantine_path]
+    make_private(out, paths, stop_at=out.parent.parent)
     # The canonical copy of the whole shard is not needed again: only candidates are kept.
     shutil.rmtree(canonical, ignore_errors=True)
     return ShardResult(

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from golden_distill.redaction.recognizers import (
-    api_key,
     bank_card,
-    bearer_token,
     cn_mobile,
     cn_resident_id,
     credit_card,
@@ -13,10 +11,10 @@ from golden_distill.redaction.recognizers import (
     iban,
     introduced_name,
     ip_address,
-    password_assignment,
     phone,
     phone_shape,
-    private_key_block,
+    secrets,
+    ssn_passport,
     street_address,
 )
 from golden_distill.redaction.recognizers.base import RecognizerSpec
@@ -32,13 +30,11 @@ SPECS: dict[str, RecognizerSpec] = {
         cn_resident_id,
         cn_mobile,
         bank_card,
-        api_key,
-        bearer_token,
-        password_assignment,
-        private_key_block,
+        secrets,
         introduced_name,
         phone_shape,
         street_address,
+        ssn_passport,
     )
 }
 

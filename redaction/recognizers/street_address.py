@@ -26,7 +26,10 @@ _SUFFIX = (
     r"Lodge|Motorway|Mount|Mountain|Neck|Oval|Overpass|Parks|Pine|Pines|Port|Stravenue|Squares|"
     r"Streets|Ville|Bridge|Brook|Burg|Bluff|Bottom|Branch|Bend|Beach|Arcade|Alley)"
 )
-
+#: Lower-case addresses ("1842 maple grove road") only with the commonest suffixes.
+_LOWER_SUFFIX = r"(?:street|avenue|road|lane|boulevard|terrace|parkway|highway)"
+_NOT_A_STREET = r"(?!(?:hours?|minutes?|mins?|days?|weeks?|miles?|km|blocks?|more|times?)\b)"
+_LOWER_STREET = rf"\d{{1,6}} {_NOT_A_STREET}[a-z]{{3,}}(?: [a-z]{{3,}}){{0,2}} {_LOWER_SUFFIX}\b"
 
 _CN_PROVINCE = (
     r"(?:北京|天津|上海|重庆|河北|山西|辽宁|吉林|黑龙江|江苏|浙江|安徽|福建|江西|山东|河南|湖北|"
@@ -48,6 +51,7 @@ class StreetAddressRecognizer(PatternRecognizer):
             rf"(?<![0-9])\d{{1,6}} {_WORD}(?: {_WORD}){{0,2}} {_SUFFIX}\b{_UNIT}",
             0.6,
         ),
+        Pattern("us_street_lower_case", rf"(?<![0-9]){_LOWER_STREET}{_UNIT}", 0.5),
         Pattern(
             "cn_address",
             rf"{_CN_PROVINCE}[\u4e00-\u9fff]{{1,20}}?(?:市|县|区)"
@@ -69,6 +73,8 @@ class StreetAddressRecognizer(PatternRecognizer):
 SPEC = RecognizerSpec(
     name="street_address",
     entities=("ADDRESS",),
-    prefilter=re.compile(r"\d{1,6} [A-Z][a-z]|[省市区县][\u4e00-\u9fff]{0,20}[路街道巷]"),
+    prefilter=re.compile(
+        rf"\d{{1,6}} [A-Z][a-z]|{_LOWER_STREET}|[省市区县][\u4e00-\u9fff]{{0,20}}[路街道巷]"
+    ),
     build=lambda cfg: StreetAddressRecognizer(),
 )

@@ -59,7 +59,13 @@ def test_local_mode_publishes_the_same_content(
     assert done and all(d["cached"] for d in done)
 
 
-def _golden_run(tmp_path: Path, *args: str, key: str | None = "k" * 40) -> tuple[float, str, int]:
+#: A key redaction accepts (>= 32 bytes, not low-entropy: see redaction/keys.py).
+STRONG_TEST_KEY = "fail-fast-test-key-Rv6Tb1Yn8Um3Ik5Ol0Pz7Xc2Qa9Ws4Ed"
+
+
+def _golden_run(
+    tmp_path: Path, *args: str, key: str | None = STRONG_TEST_KEY
+) -> tuple[float, str, int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env.pop("GOLDEN_PSEUDONYM_KEY", None)
     if key is not None:
@@ -79,7 +85,7 @@ def _golden_run(tmp_path: Path, *args: str, key: str | None = "k" * 40) -> tuple
 def test_bad_input_fails_fast_with_its_message_only(case, tmp_path, corpus, fail_fast_seconds):
     source, _ = corpus
     args: list[str] = ["--source", str(source)]
-    key: str | None = "k" * 40
+    key: str | None = STRONG_TEST_KEY
     expected = ""
     if case == "missing source":
         args = ["--source", str(tmp_path / "nowhere")]

@@ -68,7 +68,7 @@ def test_redact_writes_shards_summary_and_prints_counts(
 def test_opted_out_tenant_is_quarantined_with_reason(
     shards: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(ENV_VAR, "k" * 40)
+    monkeypatch.setenv(ENV_VAR, "cli-test-key-Hn3Jm7Kq1Lw5Zx9Cv2Bn6Mr4Tp8Ys0Ua")
     config = tmp_path / "cfg.yaml"
     config.write_text("funnels:\n  redacted:\n    opt_out_tenants: [t-acme]\n")
     out = tmp_path / "out"
@@ -93,7 +93,7 @@ def test_missing_key_is_a_clear_error(
 def test_an_unreadable_shard_is_named_and_fails_the_command(
     shards: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(ENV_VAR, "k" * 40)
+    monkeypatch.setenv(ENV_VAR, "cli-test-key-Hn3Jm7Kq1Lw5Zx9Cv2Bn6Mr4Tp8Ys0Ua")
     (shards / "cases" / "part-00009.parquet").write_bytes(b"not parquet at all")
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["redact", str(shards), "--out", str(out)])

@@ -15,10 +15,12 @@ from golden_distill.redaction.keys import (
     resolve_key,
 )
 
+STRONG = "env-key-Vb7Nm2Qw9Er4Ty8Ui1Op6As3Df5Gh0Jk"
+
 
 def test_environment_key_wins(tmp_path: Path) -> None:
-    res = resolve_key(local_key_file=tmp_path / "k", environ={ENV_VAR: "e" * 40})
-    assert res.key.secret == b"e" * 40 and res.key.source == "env"
+    res = resolve_key(local_key_file=tmp_path / "k", environ={ENV_VAR: STRONG})
+    assert res.key.secret == STRONG.encode() and res.key.source == "env"
     assert not (tmp_path / "k").exists()
 
 
@@ -53,4 +55,28 @@ def test_world_readable_key_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_key_id_differs_per_key() -> None:
-    assert PseudonymKey(b"a" * 32).key_id != PseudonymKey(b"b" * 32).key_id
+    assert PseudonymKey(STRONG.encode()).key_id != PseudonymKey(STRONG.encode()[::-1]).key_id
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        (b"a" * 40, "repeated"),
+        (b"Vb7Nm2Qw9Er4Ty8U i1Op6As3Df5Gh0Jk", "whitespace"),
+        (b" Vb7Nm2Qw9Er4Ty8Ui1Op6As3Df5Gh0Jk", "whitespace"),
+        (b"abababababababababababababababababab", "bits of entropy"),
+        (b"password" * 4, "bits of entropy"),
+    ],
+)
+def test_low_entropy_keys_are_refused_without_echoing_them(key: bytes, why: str) -> None:
+    with pytest.raises(PseudonymKeyError, match=why) as err:
+        PseudonymKey(key)
+    assert key.decode().strip() not in str(err.value)
+
+
+def test_key_length_is_counted_in_bytes() -> None:
+    # 11 characters, 33 bytes of UTF-8: long enough by bytes; 20 ASCII characters are not
+    res = resolve_key(environ={ENV_VAR: "钥匙是秘密的不要给别人看"})
+    assert len(res.key.secret) >= 32
+    with pytest.raises(PseudonymKeyError, match="20 bytes"):
+        resolve_key(environ={ENV_VAR: "Vb7Nm2Qw9Er4Ty8Ui1Op"})

@@ -47,7 +47,10 @@ def test_ner_model_finds_names_no_rule_knows(ner_model: str) -> None:
 
 
 def test_ner_names_are_scrubbed_and_propagated(ner_model: str) -> None:
-    redactor = Redactor(RedactionConfig(ner_model=ner_model), PseudonymKey(b"n" * 40))
+    redactor = Redactor(
+        RedactionConfig(ner_model=ner_model),
+        PseudonymKey(b"ner-test-key-Lk3Jh8Gf2Ds7Aq9Wz4Xs1Ed6Rc5Tv0Yb"),
+    )
     row = {
         "case_id": "c1",
         "user_input": "please ask Zorblax Quux",

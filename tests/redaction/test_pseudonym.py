@@ -16,7 +16,7 @@ from golden_distill.redaction.pseudonym import (
     value_token,
 )
 
-SECRET = b"a" * 32
+SECRET = b"pseudonym-test-Xc7Vb2Nm9Qw4Er8Ty1Ui5Op3As6Df0Gh"
 OTHER = b"b" * 32
 
 

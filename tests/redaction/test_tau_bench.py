@@ -22,7 +22,7 @@ from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.shard import redact_table
 
 RUNS = {"airline": airline_runs_path(), "retail": all_runs_paths()[1]}
-SECRET = b"tau-bench-test-key-" + b"q" * 32
+SECRET = b"tau-bench-test-key-Qm4vZ8xR2pL7wK9nT3yB6cH1sD5fG0jA"
 N_RUNS = 60
 
 

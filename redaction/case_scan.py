@@ -1,0 +1,165 @@
+"""The structural pass over one case: every leaf is owned by a rule or collected for scanning.
+
+Default deny: each string and number leaf of every field (``slots.case_slots``), object keys
+included, is a key field (pseudonymised), owned by a key-name rule or key-name evidence (a
+personal value whatever its shape), a business id with a fitting shape, or scanned as free text;
+identifier-shaped values no rule classifies are unknown identifiers (``redaction.
+unknown_identifiers``). Verbatim fields that do not fit their declared shape are scanned too.
+The pass also records the case's field inventory (``inventory.py``: counts, never values).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.inventory import FieldKey, safe_path, tool_and_path
+from golden_distill.redaction.key_rules import KeyRule, NonPersonalRule, PiiRule, RuleMatcher
+from golden_distill.redaction.propagation import ValueIndex
+from golden_distill.redaction.slots import Slot, Verbatim, case_slots
+from golden_distill.redaction.walker import iter_keys, iter_leaves
+
+_SHORT_NUMBER = re.compile(r"^[\d\s.,:/+-]*$")
+_ID_CHARS = re.compile(r"^[A-Za-z0-9_.:/#+@-]+$")
+_BUSINESS_ID = re.compile(r"^[A-Za-z0-9_.:/#-]{1,64}$")
+_DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
+_AMOUNT_LIKE = re.compile(r"^[-+]?[\d,]*\.\d+$|^v?\d+(?:\.\d+)+$")
+
+
+def _identifier_shaped(value: str) -> bool:
+    """6+ digits, or letters mixed with 2+ digits in one 6+ character token; dates, amounts
+    and versions are not identifiers."""
+    value = value.strip()
+    if not 6 <= len(value) <= 64 or not _ID_CHARS.match(value):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    if digits < 2 or _DATE_LIKE.match(value) or _AMOUNT_LIKE.match(value):
+        return False
+    return digits >= 6 or any(c.isalpha() for c in value)
+
+
+def _propagatable(value: Any) -> bool:
+    """Structured values that are ordinary lowercase words ("mobile", "home") stay local."""
+    text = str(value)
+    return not (text.isascii() and text.isalpha() and text.islower())
+
+
+@dataclass(slots=True)
+class CaseScan:
+    """A case after the structural pass, waiting for free-text findings."""
+
+    row: dict[str, Any]
+    slots: list[tuple[Slot, Callable[[str], None]]]
+    index: ValueIndex
+    free_texts: list[str]
+    numeric_slots: set[int]
+    non_personal: set[str]
+    verbatim: list[Verbatim] = field(default_factory=list)
+    unknown_ids: list[str] = field(default_factory=list)
+    absorbed: bool = False
+    fields: Counter[FieldKey] = field(default_factory=Counter)
+    scanned: list[tuple[str, str, str]] = field(default_factory=list)
+    step_names: list[str] = field(default_factory=list)
+
+
+def scan_case(
+    row: dict[str, Any],
+    *,
+    config: RedactionConfig,
+    secret: bytes,
+    matcher: RuleMatcher,
+    column_keys: dict[str, KeyRule],
+    text_patterns: list[tuple[re.Pattern[str], KeyRule]],
+) -> CaseScan:
+    """Structural pass over every leaf: key fields, key rules, key-name evidence, unknown
+    identifiers, key text patterns; everything no rule owns is collected as free text."""
+    row, slots, verbatim = case_slots(row, column_keys)
+    index = ValueIndex(secret, config.min_propagation_length, config.min_name_length)
+    for column, rule in column_keys.items():
+        value = row.get(column)
+        if value:
+            index.add_key(str(value), rule)
+    free_texts: list[str] = [v.text for v in verbatim if not v.fits]
+    numeric_slots: set[int] = set()
+    non_personal: set[str] = set()
+    unknown: list[str] = []
+    key_texts: list[str] = []
+    fields: Counter[FieldKey] = Counter()
+    scanned: list[tuple[str, str, str]] = []  # (tool, path, text): findings counted later
+    step_names = [str(s.get("name") or "") for s in row.get("steps") or []]
+    for v in verbatim:
+        tool, where = tool_and_path(v.location, step_names, ())
+        fields[(tool, where, "verbatim" if v.fits else "verbatim_misfit")] += 1
+        if not v.fits:
+            scanned.append((tool, where, v.text))
+    matcher = matcher
+    for i, (slot, _) in enumerate(slots):
+        if not slot.is_json:
+            free_texts.append(slot.text)
+            tool, where = tool_and_path(slot.location, step_names, ())
+            fields[(tool, where, "scanned")] += 1
+            scanned.append((tool, where, slot.text))
+            continue
+        tool, base = tool_and_path(slot.location, step_names, ())
+        for path, leaf in iter_leaves(slot.parsed):
+            where = safe_path(base, path)
+            rule = matcher.match(path)
+            is_text = isinstance(leaf, str)
+            if isinstance(rule, NonPersonalRule) and (not is_text or _BUSINESS_ID.match(leaf)):
+                non_personal.add(str(leaf))
+                fields[(tool, where, "non_personal")] += 1
+                continue
+            if isinstance(rule, KeyRule):
+                if not is_text:
+                    numeric_slots.add(i)
+                index.add_key(str(leaf), rule)
+                fields[(tool, where, "key_field")] += 1
+                continue
+            if isinstance(rule, PiiRule) and rule.owns(path, leaf):
+                if not is_text:
+                    if isinstance(leaf, float) or (rule.evidence and abs(leaf) < 1000):
+                        fields[(tool, where, "non_personal")] += 1
+                        continue  # amounts and small counts under evidence keys
+                    numeric_slots.add(i)
+                # a short number under an evidence key (a ledger "account": "4000") is
+                # replaced where it is, never searched for inside amounts elsewhere
+                text = str(leaf)
+                propagate = _propagatable(leaf) and not (
+                    rule.evidence
+                    and _SHORT_NUMBER.match(text)
+                    and sum(c.isdigit() for c in text) < 6
+                )
+                index.add_pii(text, rule.entity_type, propagate=propagate)
+                fields[(tool, where, "evidence" if rule.evidence else "rule")] += 1
+                continue
+            # no rule owns it: scanned, and identifier-shaped values are unknown ids
+            if is_text:
+                free_texts.append(leaf)
+                scanned.append((tool, where, leaf))
+                if _identifier_shaped(leaf):
+                    unknown.append(leaf.strip())
+                    fields[(tool, where, "unknown_id")] += 1
+                else:
+                    fields[(tool, where, "scanned")] += 1
+            elif isinstance(leaf, int) and len(str(abs(leaf))) >= 6:
+                digits = str(leaf)
+                free_texts.append(digits)
+                scanned.append((tool, where, digits))
+                unknown.append(digits)
+                numeric_slots.add(i)
+                fields[(tool, where, "unknown_id")] += 1
+        for k in iter_keys(slot.parsed):
+            key_texts.append(k)
+            scanned.append((tool, base + ".<keys>", k))
+    free_texts.extend(key_texts)  # object keys are scanned too ("客户欧阳娜娜": ...)
+    for text in free_texts:  # ids also hide in keys ("order:ORD-1": ...)
+        for pattern, rule in text_patterns:
+            for m in pattern.finditer(text):
+                index.add_key(m.group(0), rule)
+    scan = CaseScan(row, slots, index, free_texts, numeric_slots, non_personal, verbatim, unknown)
+    scan.fields, scan.scanned, scan.step_names = fields, scanned, step_names
+    return scan

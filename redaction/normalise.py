@@ -1,0 +1,246 @@
+"""Normalise text before detecting, and map findings back to spans of the original text.
+
+Personal data hides behind encodings a recognizer never sees: ``mei%40example.com``,
+``mei&#64;example.com``, full-width digits, digits split by single spaces, dots or zero-width
+characters, base64 / base64url runs (a JWT payload holding an e-mail), "mei at example dot com".
+Recognizers run on the normalised text; every finding is mapped back to the original characters
+it came from and widened to the whole original token, so the replacement removes all of it (a
+full-width card keeps no last digit behind).
+
+Layers, each a function ``str -> (str, Mapping)``; their mappings compose:
+
+1. escapes and compatibility forms: URL ``%XX`` runs, HTML entities, literal ``\\uXXXX``, NFKC of
+   full-width forms, dashes and other digit scripts (other text, e.g. Chinese, is left as it
+   is: it would only be analyzed twice for nothing), format characters removed;
+2. base64 / base64url runs (16+ characters) that decode to printable UTF-8 text are decoded and
+   appended (each decoded piece maps to its whole run), then normalised once more;
+3. "name at domain dot com" becomes an address;
+4. single separators inside digit runs of 7+ digits are removed.
+
+Texts with none of the triggers (most of a run) are returned as ``None`` without work.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import re
+import unicodedata
+import urllib.parse
+from bisect import bisect_right
+from dataclasses import dataclass
+
+#: Non-ASCII characters that matter for detection: full-width letters, digits, @ % + - . _,
+#: dashes, other digit scripts, format characters (everything else, e.g. Chinese text and its
+#: full-width punctuation, is left as it is).
+_COMPAT = (
+    "\uff05\uff0b\uff0d\uff0e\uff10-\uff19\uff20-\uff3a\uff3f\uff41-\uff5a\u2010-\u2015\u2212\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\ufeff\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u3000"
+)
+_TRIGGER = re.compile(
+    rf"[{_COMPAT}]|%[0-9A-Fa-f]{{2}}|&#?[A-Za-z0-9]+;|\\u[0-9a-fA-F]{{4}}"
+    r"|\d[ .\-]\d|[A-Za-z0-9+/_\-]{16,}|\s(?:at|dot|\[at\]|\(at\))\s",
+    re.IGNORECASE,
+)
+_SPECIAL = re.compile(
+    rf"(?:%[0-9A-Fa-f]{{2}})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{{4}})+|[{_COMPAT}]+"
+)
+_FORMAT = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{16,}={0,2}")
+_AT_DOT = re.compile(
+    r"([A-Za-z0-9._%+\-]+)\s+(?:at|\[at\]|\(at\))\s+([A-Za-z0-9\-]+)"
+    r"((?:\s+(?:dot|\[dot\]|\(dot\))\s+[A-Za-z0-9\-]+)+)",
+    re.IGNORECASE,
+)
+_DOT_WORD = re.compile(r"\s+(?:dot|\[dot\]|\(dot\))\s+", re.IGNORECASE)
+#: 7+ digits with 3+ single separators (split on purpose: "4 1 1 1 ...", "01 42 68 53 00");
+#: dates, amounts and ordinary phone layouts are left to the recognizers that know them.
+_DIGIT_RUN = re.compile(r"\d(?:[ .\-\u00a0]?\d){6,}")
+_DIGIT_SEP = re.compile(r"[ .\-\u00a0]")
+#: Characters a mapped-back span is widened over: the token the finding sits in.
+_TOKEN_CHAR = re.compile(
+    r"[A-Za-z0-9\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff0d\u200b-\u200f\u2060]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Mapping:
+    """Output position -> input span: segments ``(out_start, out_len, in_start, in_end,
+    linear)``; a linear segment maps character for character, others to their whole span."""
+
+    starts: list[int]
+    segments: list[tuple[int, int, int, int, bool]]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        lo, hi = self._one(start, True), self._one(max(end - 1, start), False)
+        return lo, hi
+
+    def _one(self, pos: int, left: bool) -> int:
+        i = max(bisect_right(self.starts, pos) - 1, 0)
+        out_start, _out_len, in_start, in_end, linear = self.segments[i]
+        if linear:
+            p = in_start + (pos - out_start)
+            return p if left else p + 1
+        return in_start if left else in_end
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.starts: list[int] = []
+        self.segments: list[tuple[int, int, int, int, bool]] = []
+        self.length = 0
+
+    def add(self, text: str, in_start: int, in_end: int, linear: bool) -> None:
+        if not text:
+            return
+        self.parts.append(text)
+        self.starts.append(self.length)
+        self.segments.append((self.length, len(text), in_start, in_end, linear))
+        self.length += len(text)
+
+    def done(self) -> tuple[str, Mapping]:
+        return "".join(self.parts), Mapping(self.starts, self.segments)
+
+
+def _decode_special(token: str) -> str:
+    if token[0] == "%":
+        return urllib.parse.unquote(token)
+    if token[0] == "&":
+        return html.unescape(token)
+    if token[0] == "\\":
+        return token.encode("ascii").decode("unicode_escape")
+    return token
+
+
+def _escapes(text: str) -> tuple[str, Mapping]:
+    b = _Builder()
+    cursor = 0
+    for m in _SPECIAL.finditer(text):
+        b.add(text[cursor : m.start()], cursor, m.start(), True)
+        token = m.group(0)
+        if token[0] in "%&\\":
+            b.add(_decode_special(token), m.start(), m.end(), False)
+        else:  # a non-ASCII run: per character, NFKC, format characters dropped
+            for i, ch in enumerate(token):
+                if _FORMAT.match(ch):
+                    continue
+                pos = m.start() + i
+                norm = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
+                b.add(norm, pos, pos + 1, len(norm) == 1)
+        cursor = m.end()
+    b.add(text[cursor:], cursor, len(text), True)
+    return b.done()
+
+
+def _printable_text(raw: bytes) -> str | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(text) < 6:
+        return None
+    good = sum(ch.isprintable() or ch in "\n\t" for ch in text)
+    letters = sum(ch.isalpha() for ch in text)
+    return text if good >= 0.95 * len(text) and letters >= 0.3 * len(text) else None
+
+
+def decode_base64(run: str) -> str | None:
+    """The text a base64 / base64url run decodes to, or ``None`` (binary, not base64)."""
+    body = run.rstrip("=")
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        if "-" in body or "_" in body:
+            raw = base64.urlsafe_b64decode(padded)
+        else:
+            raw = base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _printable_text(raw)
+
+
+def _base64(text: str) -> tuple[str, Mapping]:
+    b = _Builder()
+    b.add(text, 0, len(text), True)
+    for m in _B64_RUN.finditer(text):
+        decoded = decode_base64(m.group(0))
+        if decoded is not None:
+            b.add("\n", m.start(), m.end(), False)
+            inner, _ = _escapes(decoded)
+            b.add(inner, m.start(), m.end(), False)
+    return b.done()
+
+
+def _sub_layer(text: str, pattern: re.Pattern[str], repl) -> tuple[str, Mapping]:
+    b = _Builder()
+    cursor = 0
+    for m in pattern.finditer(text):
+        new = repl(m)
+        if new == m.group(0):
+            continue
+        b.add(text[cursor : m.start()], cursor, m.start(), True)
+        b.add(new, m.start(), m.end(), False)
+        cursor = m.end()
+    b.add(text[cursor:], cursor, len(text), True)
+    return b.done()
+
+
+def _at_dot(m: re.Match[str]) -> str:
+    return f"{m.group(1)}@{m.group(2)}{_DOT_WORD.sub('.', m.group(3))}"
+
+
+def _digits(m: re.Match[str]) -> str:
+    run = m.group(0)
+    if len(_DIGIT_SEP.findall(run)) < 3:
+        return run
+    return _DIGIT_SEP.sub("", run)
+
+
+@dataclass(frozen=True, slots=True)
+class Normalised:
+    """A normalised text and the way back to the original's spans."""
+
+    original: str
+    text: str
+    maps: tuple[Mapping, ...]  # applied in order; mapped back in reverse
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span a finding at ``[start, end)`` of ``text`` came from, widened to
+        the whole original token."""
+        for mapping in reversed(self.maps):
+            start, end = mapping.span(start, end)
+        src = self.original
+        while start > 0 and _TOKEN_CHAR.match(src[start - 1]) and _TOKEN_CHAR.match(src[start]):
+            start -= 1
+        while end < len(src) and _TOKEN_CHAR.match(src[end]) and _TOKEN_CHAR.match(src[end - 1]):
+            end += 1
+        return start, end
+
+
+_DIGIT_SPLIT = re.compile(r"\d(?:[ .\-\u00a0]\d+){3,}")
+
+
+def normalise(text: str) -> Normalised | None:
+    """The normalised form of ``text``, or ``None`` when normalising changes nothing. Each
+    layer runs only when its own pattern is present."""
+    if not _TRIGGER.search(text):
+        return None
+    current = text
+    maps: list[Mapping] = []
+    layers = (
+        (_SPECIAL, _escapes),
+        (_B64_RUN, _base64),
+        (_AT_DOT, lambda t: _sub_layer(t, _AT_DOT, _at_dot)),
+        (_DIGIT_SPLIT, lambda t: _sub_layer(t, _DIGIT_RUN, _digits)),
+    )
+    for pattern, layer in layers:
+        if not pattern.search(current):
+            continue
+        new, mapping = layer(current)
+        if new != current:
+            maps.append(mapping)
+            current = new
+    if current == text:
+        return None
+    return Normalised(text, current, tuple(maps))

@@ -1,0 +1,62 @@
+"""Normalise before detecting: each layer, and findings mapped back to whole original tokens."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pytest
+
+from golden_distill.redaction.analyzer import TextAnalyzer
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.normalise import decode_base64, normalise
+
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+@pytest.mark.parametrize(
+    ("text", "original"),
+    [
+        ("write to lena.morrow%40example.org please", "lena.morrow%40example.org"),
+        ("mail perry.dunmoor&#64;example.org today", "perry.dunmoor&#64;example.org"),
+        ("mail cora.linwood&commat;example.com now", "cora.linwood&commat;example.com"),
+        ("reach wilma.stroud at example dot com soon", "wilma.stroud at example dot com"),
+    ],
+)
+def test_encoded_addresses_map_back_to_their_original_span(text: str, original: str) -> None:
+    norm = normalise(text)
+    assert norm is not None
+    m = EMAIL.search(norm.text)
+    assert m is not None
+    start, end = norm.original_span(m.start(), m.end())
+    assert text[start:end] == original
+
+
+def test_full_width_and_zero_width_digits_map_back_to_the_whole_token() -> None:
+    card = "4111111111111111"
+    full = "".join(chr(0xFF10 + int(d)) for d in card)
+    for text, token in ((f"card {full} ok", full), ("card " + "\u200b".join(card), None)):
+        norm = normalise(text)
+        assert norm is not None and card in norm.text
+        i = norm.text.index(card)
+        start, end = norm.original_span(i, i + len(card))
+        assert text[start:end] == (token or text[5:])  # every original character, none left
+
+
+def test_base64_runs_that_decode_to_text_are_scanned_binary_ones_are_not() -> None:
+    run = base64.b64encode(b"contact gail.ostrander@example.com for it").decode()
+    norm = normalise(f"attachment {run}")
+    assert norm is not None and "gail.ostrander@example.com" in norm.text
+    assert decode_base64("A" * 64) is None  # zeros: binary, not text
+
+
+def test_plain_text_and_chinese_are_left_alone() -> None:
+    assert normalise("order ORD-1 shipped for 120.50 on 2026-12-01") is None
+    assert normalise("调一下员工王成的档案，谢谢！") is None
+
+
+def test_the_analyzer_finds_what_only_the_normalised_form_shows() -> None:
+    analyzer = TextAnalyzer(RedactionConfig())
+    text = "card 4 0 1 2 8 8 8 8 8 8 8 8 1 8 8 1 declined"
+    found = {(f.entity_type, text[f.start : f.end]) for f in analyzer.analyze(text, 0.3)}
+    assert ("CREDIT_CARD", "4 0 1 2 8 8 8 8 8 8 8 8 1 8 8 1") in found
