@@ -230,6 +230,9 @@ class Redactor:
         outcome = row.get("outcome")
         if outcome and outcome.get("final_state"):
             outcome["final_state"] = prop.replace(outcome["final_state"], counts)
+        expected = row.get("expected")
+        if expected and expected.get("final_state"):
+            expected["final_state"] = prop.replace(expected["final_state"], counts)
         for step in row.get("steps") or []:
             if step.get("arguments") is not None:
                 step["canonical_args_sha256"] = canonical_args_sha256(

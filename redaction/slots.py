@@ -3,7 +3,9 @@
 Visited: ``user_input``; ``context.messages``, ``context.memory``, ``context.baseline_state``
 (JSON); each retrieved chunk's ``text`` and ``query``; ``agent.prompt_variables`` (JSON: prompts
 are often filled with customer data); each step's ``arguments``, ``response`` (JSON) and
-``error`` (JSON or text); ``outcome.answer_text`` and ``outcome.handoff_reason``. Never touched:
+``error`` (JSON or text); ``outcome.answer_text`` and ``outcome.handoff_reason``; the
+``expected`` actions' ``arguments`` (JSON) and ``answer_facts`` (``expected.final_state``, like
+``outcome.final_state``, is replaced by the redactor's known values). Never touched:
 tool names, statuses, kinds, systems, numbers, timestamps, model params, env versions, source.
 The row is copied on the way (only the nested parts that may change), so the caller's row is
 never modified.
@@ -60,4 +62,25 @@ def case_slots(row: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[Slot, Se
         row["outcome"] = outcome = dict(row["outcome"])
         add(outcome, "answer_text", "outcome.answer_text", False)
         add(outcome, "handoff_reason", "outcome.handoff_reason", False)
+    if row.get("expected"):
+        # expected actions are walked like the recorded calls' arguments (same key rules, same
+        # keyed pseudonyms), so an expected argument still equals the replayed call's
+        row["expected"] = expected = dict(row["expected"])
+        actions = [dict(a) for a in expected.get("actions") or []]
+        expected["actions"] = actions
+        for i, action in enumerate(actions):
+            add(action, "arguments", f"expected.actions[{i}].arguments", True)
+        facts = list(expected.get("answer_facts") or [])
+        expected["answer_facts"] = facts
+        for i, fact in enumerate(facts):
+            if isinstance(fact, str) and fact:
+                slot = make_slot(f"expected.answer_facts[{i}]", fact, False)
+                slots.append((slot, _item_setter(facts, i)))
     return row, slots
+
+
+def _item_setter(items: list[Any], index: int) -> Setter:
+    def put(value: str) -> None:
+        items[index] = value
+
+    return put
