@@ -4,6 +4,8 @@ outcome) measures the harness itself and is the zero-diff baseline of the tests;
 
 from __future__ import annotations
 
+import contextlib
+
 from golden_distill.datasets.replay.contract import (
     AgentResult,
     ReplayInput,
@@ -15,10 +17,9 @@ from golden_distill.datasets.replay.contract import (
 def reissue(case: ReplayInput, tools: ToolStub) -> AgentResult:
     """Make every recorded call again, in order, and end as the recording did."""
     for call in case.baseline_calls:
-        try:
+        # a recorded failure: the recording went on, so does the agent
+        with contextlib.suppress(ToolCallError):
             tools.call(call.name, call.arguments)
-        except ToolCallError:
-            pass  # a recorded failure: the recording went on, so does the agent
     return AgentResult(
         final_state=case.recorded_final_state, answer=case.recorded_answer, intent=case.intent
     )

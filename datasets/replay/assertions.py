@@ -158,9 +158,8 @@ class CaseAsserter:
             and key.lower() in self.query_keys
             and isinstance(left, str)
             and isinstance(right, str)
-        ):
-            if fuzz.ratio(left, right) >= self.config.assertions.query_similarity:
-                return
+        ) and fuzz.ratio(left, right) >= self.config.assertions.query_similarity:
+            return
         if left != right:
             out.append(path or "arguments")
 

@@ -80,7 +80,9 @@ class MatchingSection(StrictModel):
         description="Per tool (or '*'): key -> declared default; an added key at it is ignored.",
     )
     normalise_dates: bool = Field(True, description="2024-05-20, 05/20/2024, 20 May 2024 equal.")
-    normalise_numbers: bool = Field(True, description="1 and 1.0 are equal (numbers, not numeric text).")
+    normalise_numbers: bool = Field(
+        True, description="1 and 1.0 are equal (numbers, not numeric text)."
+    )
     text_fields: list[str] = Field(
         default_factory=lambda: ["query", "q", "search", "city", "reason", "note"],
         description="Argument keys whose whitespace and case do not matter.",

@@ -135,10 +135,8 @@ def chat_transcript(case: Case) -> dict[str, Any]:
             }
         )
         reply: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "name": step.name}
-        if step.status == "ok":
-            reply["content"] = step.response
-        else:
-            reply["content"] = step.error if step.error is not None else step.status
+        reply["content"] = step.response
+        if step.status != "ok":
             reply["error"] = step.error if step.error is not None else step.status
         messages.append(reply)
     if case.outcome.answer_text:

@@ -71,9 +71,7 @@ def figures(checks: Iterable[CaseCheck]) -> dict[str, float]:
     tokens_recorded = tokens_replayed = 0
     tokens_known = False
     for check in checks:
-        write_diffs += sum(
-            1 for d in check.diffs if d.is_write and d.diff_type in WRITE_SENSITIVE
-        )
+        write_diffs += sum(1 for d in check.diffs if d.is_write and d.diff_type in WRITE_SENSITIVE)
         escapes += check.stub_escapes
         aligned += check.aligned
         equal += check.aligned_equal

@@ -61,9 +61,9 @@ class Normaliser:
     def drop_added(self, tool: str, recorded: Any, called: Any) -> Any:
         """``called`` without keys the recording lacks that hold an empty value or a default."""
         if not (isinstance(recorded, dict) and isinstance(called, dict)):
-            if isinstance(recorded, list) and isinstance(called, list):
-                if len(recorded) == len(called):
-                    return [self.drop_added(tool, r, c) for r, c in zip(recorded, called)]
+            same_lists = isinstance(recorded, list) and isinstance(called, list)
+            if same_lists and len(recorded) == len(called):
+                return [self.drop_added(tool, r, c) for r, c in zip(recorded, called, strict=True)]
             return called
         defaults = {**self.config.defaults.get("*", {}), **self.config.defaults.get(tool, {})}
         out = {}

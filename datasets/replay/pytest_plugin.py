@@ -1,6 +1,7 @@
 """pytest plugin (entry point ``pytest11``): a golden set as parametrised regression tests.
 
-    pytest --golden-store ./golden-store --golden-set nightly@2026.12.01.1 [--golden-funnel recovery]
+    pytest --golden-store ./golden-store --golden-set nightly@2026.12.01.1 \
+        [--golden-funnel recovery] [--golden-gate configs/gate.yaml]
 
 A test that takes the ``golden_case`` fixture runs once per case of the set (test ids are case
 ids). ``golden_replay(agent, golden_case)`` replays that case and fails the test with the diff

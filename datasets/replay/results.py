@@ -171,12 +171,12 @@ def write_sql(run: ReplayRun, url: str) -> None:
     import psycopg
 
     try:
-        with psycopg.connect(url.replace("postgres://", "postgresql://", 1)) as conn:
-            with conn.cursor() as cur:
-                for statement in _ddl(dialect):
-                    cur.execute(statement)
-                cur.executemany(insert_diff, diffs)
-                cur.executemany(insert_summary, summary)
+        target = url.replace("postgres://", "postgresql://", 1)
+        with psycopg.connect(target) as conn, conn.cursor() as cur:
+            for statement in _ddl(dialect):
+                cur.execute(statement)
+            cur.executemany(insert_diff, diffs)
+            cur.executemany(insert_summary, summary)
     except psycopg.Error as exc:
         raise ResultsError(
             f"--results {redact_url(url)}: {type(exc).__name__} writing the results"

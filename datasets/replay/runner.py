@@ -127,7 +127,9 @@ def new_run_id(now: datetime) -> str:
     return f"run_{now:%Y%m%dT%H%M%S}_{_secrets.token_hex(4)}"
 
 
-def _worker(args: tuple[str, list[dict[str, Any]], dict[str, Any], list[str] | None]) -> list[CaseRun]:
+def _worker(
+    args: tuple[str, list[dict[str, Any]], dict[str, Any], list[str] | None],
+) -> list[CaseRun]:
     spec, rows, config, volatile = args
     agent = load_agent(spec)
     parsed = ReplayConfig.model_validate(config)

@@ -118,8 +118,18 @@ class VirtualTools:
         index = len(self.log)
         if name not in self._by_tool:
             self.log.append(
-                ServedCall(index, name, arguments, canonical, True, ESCAPE, None, None, "error",
-                           "stub escape")  # fmt: skip
+                ServedCall(
+                    index,
+                    name,
+                    arguments,
+                    canonical,
+                    True,
+                    ESCAPE,
+                    None,
+                    None,
+                    "error",
+                    "stub escape",
+                )
             )
             raise StubEscape(name)
         write = self.is_write(name)

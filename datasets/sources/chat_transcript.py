@@ -172,6 +172,7 @@ class TranscriptConverter:
             None if state is None else str(state),
             actions,
             given.get("answer_facts") or [],
+            keep_empty=given.get("source") is not None,
         )
 
     def _fill_meta(self, row: dict[str, Any], meta: dict[str, Any]) -> None:

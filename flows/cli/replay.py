@@ -70,7 +70,10 @@ def replay_cmd(
     from golden_distill.datasets.replay.report import render_report
     from golden_distill.datasets.replay.results import ResultsError, write_outputs, write_sql
     from golden_distill.datasets.replay.runner import AgentSpecError, load_agent, replay_cases
+    from golden_distill.datasets.sources.evidence_sql import redact_url, sql_dialect
 
+    if results and sql_dialect(results) is None:
+        _usage(f"--results {redact_url(results)}: expected sqlite:///... or postgresql://...")
     fs = _store(store, storage_options, None)
     config = _guard(lambda: load_replay_config(gate or SHIPPED_GATE))
     try:

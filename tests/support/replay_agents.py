@@ -4,6 +4,7 @@ read, another final state). Importable by name (``replay_agents:drop_write``) fo
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -23,10 +24,8 @@ def _end(case: ReplayInput, **changes: Any) -> AgentResult:
 
 def _call_all(tools: ToolStub, calls: list[tuple[str, Any]]) -> None:
     for name, arguments in calls:
-        try:
+        with contextlib.suppress(ToolCallError):
             tools.call(name, arguments)
-        except ToolCallError:
-            pass
 
 
 def writes(case: ReplayInput) -> list[int]:

@@ -42,3 +42,8 @@ def tau_set(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
 def golden(request: pytest.FixtureRequest) -> GoldenSet:
     store, ref = request.getfixturevalue(f"{request.param}_set")
     return open_set(store, ref)
+
+
+from pg_schema import pg_url  # noqa: E402
+
+__all__ = ["generated_set", "golden", "pg_url", "tau_set"]

@@ -52,8 +52,10 @@ def _ratio_diff(recorded: int, replayed: int) -> Counter:
         return Counter()
     ratio = replayed / recorded
     a = CONFIG.assertions
-    return Counter() if a.min_step_ratio <= ratio <= a.max_step_ratio else Counter(
-        {("tool_seq_diff", "medium"): 1}
+    return (
+        Counter()
+        if a.min_step_ratio <= ratio <= a.max_step_ratio
+        else Counter({("tool_seq_diff", "medium"): 1})
     )
 
 
@@ -157,10 +159,7 @@ def test_p1_can_be_turned_into_a_warning(golden: GoldenSet) -> None:
     cases = [
         c
         for c, i in _inputs(golden)
-        if any(
-            agents.amount_path(i.baseline_calls[w].arguments)
-            for w in agents.writes(i)
-        )
+        if any(agents.amount_path(i.baseline_calls[w].arguments) for w in agents.writes(i))
     ][:5]
     config = ReplayConfig.model_validate(
         {"gate": {"p0": {"writes_identical": False}, "p1": {"fail": False}}}
