@@ -26,7 +26,7 @@ from golden_distill.datasets.replay.config import ReplayConfig
 from golden_distill.datasets.replay.contract import AgentResult
 from golden_distill.datasets.replay.diffs import Diff, severity_of
 from golden_distill.datasets.replay.normalise import Normaliser
-from golden_distill.datasets.replay.stubs import ESCAPE, ServedCall, VirtualTools, parse_json
+from golden_distill.datasets.replay.stubs import ESCAPE, EXACT, ServedCall, VirtualTools, parse_json
 
 _SHOWN_CHARS = 4000
 
@@ -77,6 +77,11 @@ class CaseAsserter:
                 Diff(case.case_id, case.trace_id, kind, detail, severity, write, **sides)
             )
 
+        if _as_recorded(baseline, log):  # every call exact, once, in recorded order
+            check.aligned = check.aligned_equal = len(log)
+            self._outcome(case, result, agent_error, check, add)
+            self._tokens(case, result, check)
+            return check
         pairs, missing, extra = _align(baseline, log)
         # layer 1: coverage, extra calls, escapes, write order, call ratio
         for call in log:
@@ -111,12 +116,14 @@ class CaseAsserter:
         # layer 2: parameter parity of aligned calls (and what they were served)
         for step, call in pairs:
             check.aligned += 1
-            differing = self.param_differences(step, call, tools.volatile)
-            recorded = show_call(step.name, parse_json(step.arguments))
-            replayed = show_call(call.name, call.arguments)
+            # an exact match has equal canonical arguments: nothing to compare
+            exact = call.recorded_seq == step.seq and call.match == EXACT
+            differing = [] if exact else self.param_differences(step, call, tools.volatile)
             if differing:
                 add("tool_param_diff", f"{step.name}: {', '.join(differing)} differ",
-                    write=call.is_write, recorded=recorded, replayed=replayed)  # fmt: skip
+                    write=call.is_write,
+                    recorded=show_call(step.name, parse_json(step.arguments)),
+                    replayed=show_call(call.name, call.arguments))  # fmt: skip
                 continue
             check.aligned_equal += 1
             if call.recorded_seq != step.seq and call.response != step.response:
@@ -124,10 +131,14 @@ class CaseAsserter:
                     recorded=step.response, replayed=call.response)  # fmt: skip
         # layer 3: outcome
         self._outcome(case, result, agent_error, check, add)
+        self._tokens(case, result, check)
+        return check
+
+    @staticmethod
+    def _tokens(case: Case, result: AgentResult | None, check: CaseCheck) -> None:
         known = [s.tokens for s in case.steps if s.tokens is not None]
         check.recorded_tokens = sum(known) if known else None
         check.replayed_tokens = result.tokens if result is not None else None
-        return check
 
     def param_differences(
         self, step: Step, call: ServedCall, volatile: frozenset[str]
@@ -208,6 +219,14 @@ class CaseAsserter:
         ):
             add("answer_diff", "answer differs from the recorded one", recorded=recorded,
                 replayed=result.answer)  # fmt: skip
+
+
+def _as_recorded(baseline: list[Step], log: list[ServedCall]) -> bool:
+    """The common case, checked cheaply: the replay made exactly the recorded calls, in order,
+    each an exact match (then layers 1 and 2 can find nothing)."""
+    return len(log) == len(baseline) and all(
+        c.match == EXACT and c.recorded_seq == s.seq for c, s in zip(log, baseline, strict=True)
+    )
 
 
 def _sig(step: Step) -> tuple[str, str | None]:

@@ -65,28 +65,52 @@ def _seeded_secrets(rng: random.Random) -> dict[str, Any]:
     }
 
 
+class Determinism:
+    """The process-wide patches (clock, ``uuid4``, ``secrets``), installed once for many cases;
+    ``case()`` moves the clock to a case's recorded time and reseeds every generator."""
+
+    def __init__(self, tick_ms: int) -> None:
+        self.step = timedelta(milliseconds=tick_ms)
+        self.rng = random.Random(0)
+        self._travel: Any = None
+        self._saved: dict[str, Any] = {}
+        self._random_state: Any = None
+
+    def __enter__(self) -> Determinism:
+        rng = self.rng
+        self._random_state = random.getstate()
+        self._saved = {name: getattr(secrets, name) for name in _SECRETS}
+        self._saved["uuid4"] = uuid.uuid4
+        uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # type: ignore[assignment]
+        for name, fn in _seeded_secrets(rng).items():
+            setattr(secrets, name, fn)
+        self._travel = time_machine.travel(FALLBACK_TIME, tick=False)
+        self.traveller = self._travel.start()
+        return self
+
+    def case(self, case_id: str, recorded_at: datetime | None) -> FrozenClock:
+        """Clock at ``recorded_at`` (UTC), ``random``/``uuid4``/``secrets`` seeded by the id."""
+        start = recorded_at or FALLBACK_TIME
+        if start.tzinfo is None:
+            start = start.replace(tzinfo=UTC)
+        self.traveller.move_to(start.timestamp())  # a float: no time-zone switching
+        seed = case_seed(case_id)
+        random.seed(seed)
+        self.rng.seed(seed ^ 0x5EED)
+        return FrozenClock(self.traveller, self.step)
+
+    def __exit__(self, *exc: object) -> None:
+        self._travel.stop()
+        uuid.uuid4 = self._saved.pop("uuid4")  # type: ignore[assignment]
+        for name, fn in self._saved.items():
+            setattr(secrets, name, fn)
+        random.setstate(self._random_state)
+
+
 @contextmanager
 def deterministic(
     case_id: str, recorded_at: datetime | None, tick_ms: int
 ) -> Iterator[FrozenClock]:
     """Freeze the clock at ``recorded_at`` and seed randomness from ``case_id`` for the block."""
-    seed = case_seed(case_id)
-    start = recorded_at or FALLBACK_TIME
-    if start.tzinfo is None:
-        start = start.replace(tzinfo=UTC)
-    state = random.getstate()
-    rng = random.Random(seed ^ 0x5EED)
-    saved_uuid4 = uuid.uuid4
-    saved_secrets = {name: getattr(secrets, name) for name in _SECRETS}
-    random.seed(seed)
-    uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # type: ignore[assignment]
-    for name, fn in _seeded_secrets(rng).items():
-        setattr(secrets, name, fn)
-    try:
-        with time_machine.travel(start, tick=False) as traveller:
-            yield FrozenClock(traveller, timedelta(milliseconds=tick_ms))
-    finally:
-        uuid.uuid4 = saved_uuid4  # type: ignore[assignment]
-        for name, fn in saved_secrets.items():
-            setattr(secrets, name, fn)
-        random.setstate(state)
+    with Determinism(tick_ms) as determinism:
+        yield determinism.case(case_id, recorded_at)

@@ -18,6 +18,7 @@ Every call is logged (``ServedCall``) for the assertions.
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,7 +26,11 @@ from typing import Any
 
 import orjson
 
-from golden_distill.datasets.canonical_json import canonical_json, normalise_volatile_keys
+from golden_distill.datasets.canonical_json import (
+    canonical_args_sha256,
+    canonical_json_normalised,
+    normalise_volatile_keys,
+)
 from golden_distill.datasets.case import Step
 from golden_distill.datasets.replay.config import MatchingSection
 from golden_distill.datasets.replay.contract import StubEscape, ToolCallError
@@ -37,6 +42,8 @@ EXACT, TOLERANT, NEXT_UNUSED, SYNTHETIC, EXHAUSTED, ESCAPE = (
 )  # fmt: skip
 #: Tool kinds an agent calls (model/route steps are not tools).
 TOOL_KINDS = ("tool", "handoff")
+_CONTAINERS = frozenset({dict, list})
+_SORT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _ID_KEY = re.compile(r"(?:^id$|^ID$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
 
 
@@ -88,20 +95,27 @@ class VirtualTools:
         self.state: dict[str, dict[str, Any]] = {}  # entity id -> fields written (synthetic)
         self._used: set[int] = set()
         self._by_tool: dict[str, list[Step]] = {}
-        self._exact: dict[tuple[str, bytes], list[Step]] = {}
-        self._parsed: dict[int, Any] = {}
+        self._exact: dict[tuple[str, str], list[Step]] = {}
         for step in self.steps:
             self._by_tool.setdefault(step.name, []).append(step)
-            args = parse_json(step.arguments)
-            self._parsed[step.seq] = args
-            self._exact.setdefault((step.name, self._canonical(args)), []).append(step)
+            digest = step.canonical_args_sha256 or canonical_args_sha256(
+                step.arguments, self.volatile
+            )
+            self._exact.setdefault((step.name, digest), []).append(step)
         self._writes = {
             name: any(s.is_mutating is not False for s in calls)
             for name, calls in self._by_tool.items()
         }
 
     def _canonical(self, value: Any) -> bytes:
-        return canonical_json(value, self.volatile)
+        # fast path: a flat object without volatile keys (most arguments) only needs sorting
+        if (
+            type(value) is dict
+            and self.volatile.isdisjoint(map(str.lower, value))
+            and _CONTAINERS.isdisjoint(map(type, value.values()))
+        ):
+            return orjson.dumps(value, option=_SORT)
+        return canonical_json_normalised(value, self.volatile)
 
     def is_write(self, tool: str) -> bool:
         """A tool with any recorded call not known to be a read counts as a write."""
@@ -112,27 +126,15 @@ class VirtualTools:
         """The recorded response (parsed JSON); ``ToolCallError`` for a recorded failure."""
         if self.on_call is not None:
             self.on_call()
-        if isinstance(arguments, str | bytes):
+        if type(arguments) is str or type(arguments) is bytes:
             arguments = parse_json(arguments if isinstance(arguments, str) else arguments.decode())
         canonical = self._canonical(arguments)
-        index = len(self.log)
-        if name not in self._by_tool:
-            self.log.append(
-                ServedCall(
-                    index,
-                    name,
-                    arguments,
-                    canonical,
-                    True,
-                    ESCAPE,
-                    None,
-                    None,
-                    "error",
-                    "stub escape",
-                )
-            )
+        log = self.log
+        write = self._writes.get(name)
+        if write is None:  # no recording of this tool at all
+            log.append(ServedCall(len(log), name, arguments, canonical, True, ESCAPE, None, None,
+                                  "error", "stub escape"))  # fmt: skip
             raise StubEscape(name)
-        write = self.is_write(name)
         step, how = self._match(name, arguments, canonical, write)
         if step is not None:
             self._used.add(step.seq)
@@ -140,27 +142,33 @@ class VirtualTools:
         else:
             response, status, error = self._unmatched(name, arguments, write), "ok", None
             how = SYNTHETIC if write else EXHAUSTED
-        if not write and status == "ok":
+        if self.state and not write and status == "ok":
             response = self._with_state(arguments, response)
-        seq = step.seq if step is not None and how != EXHAUSTED else None
-        self.log.append(
-            ServedCall(index, name, arguments, canonical, write, how, seq, response, status, error)
-        )
+        seq = None if step is None or how is EXHAUSTED else step.seq
+        log.append(ServedCall(len(log), name, arguments, canonical, write, how, seq, response,
+                              status, error))  # fmt: skip
         if status != "ok":
             raise ToolCallError(name, status, error)
-        return parse_json(response)
+        if response is None:
+            return None
+        try:
+            return orjson.loads(response)
+        except orjson.JSONDecodeError:
+            return response
 
     # -- matching ----------------------------------------------------------------------------
     def _match(
         self, name: str, arguments: Any, canonical: bytes, write: bool
     ) -> tuple[Step | None, str]:
-        for step in self._exact.get((name, canonical), ()):
-            if step.seq not in self._used:
+        digest = hashlib.sha256(canonical).hexdigest()  # the stored step hashes' key
+        used = self._used
+        for step in self._exact.get((name, digest), ()):
+            if step.seq not in used:
                 return step, EXACT
         unused = [s for s in self._by_tool[name] if s.seq not in self._used]
         stripped = orjson.loads(canonical)
         for step in unused:
-            recorded = orjson.loads(self._canonical(self._parsed[step.seq]))
+            recorded = orjson.loads(self._canonical(parse_json(step.arguments)))
             left, right = self.normaliser.pair(name, recorded, stripped)
             if left == right:
                 return step, TOLERANT
