@@ -31,7 +31,7 @@ from golden_distill.datasets.reader import open_set
 from golden_distill.datasets.replay import AgentResult, ReplayConfig, replay_cases
 from golden_distill.datasets.replay.agents import reissue
 from golden_distill.datasets.store.publish import publish_version
-from golden_distill.datasets.synthetic import generate_corpus
+from golden_distill.synthetic import generate_corpus
 
 TARGET = 3.0
 

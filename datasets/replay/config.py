@@ -10,9 +10,10 @@ from typing import Any
 from pydantic import Field
 
 from golden_distill.datasets.config_model import StrictModel, load_yaml
+from golden_distill.datasets.shipped_configs import shipped_config
 
-#: The gate file shipped with the package (``configs/gate.yaml`` at the repository root).
-SHIPPED_GATE = Path(__file__).resolve().parents[2] / "configs" / "gate.yaml"
+#: The gate file shipped with the package (``configs/gate.yaml``, installed as package data).
+SHIPPED_GATE = shipped_config("gate.yaml")
 
 
 class P0(StrictModel):

@@ -21,6 +21,7 @@ Examples:
     golden sets show nightly@latest
     golden sets diff nightly@2026.11.28.1 nightly@latest
     golden sets verify nightly@stable
+    golden sets verify nightly@stable --public-key signer.pub.pem   # must be signed by it
     golden sets promote nightly@2026.11.29.1 stable
     golden sets gc nightly --keep-last 5 --keep-days 14          # dry run: shows the plan
     golden sets gc nightly --keep-last 5 --keep-days 14 --apply
@@ -45,6 +46,14 @@ ConfigOpt = Annotated[
     typer.Option("--config", help="Pipeline config whose `publish:` section gives defaults."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+PublicKeyOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--public-key",
+        help="Ed25519 public key (PEM) the version must be signed by; repeatable. "
+        "Default: the store's trusted_keys/ (none there: signatures are not required).",
+    ),
+]
 
 
 def _publish_config(config: Path | None) -> Any:
@@ -98,13 +107,21 @@ def _guard(action: Callable[[], T]) -> T:
         raise typer.Exit(2) from None
 
 
-def _open(store: Any, ref: str, verify: bool = True) -> Any:
+def _open(store: Any, ref: str, verify: bool = True, public_key: list[Path] | None = None) -> Any:
     from golden_distill.datasets.reader import GoldenSet
     from golden_distill.datasets.store.layout import parse_ref
     from golden_distill.datasets.store.versions import resolve
 
     parsed = parse_ref(ref)
-    return GoldenSet(store, parsed.set_name, resolve(store, parsed), verify=verify)
+    return GoldenSet(
+        store, parsed.set_name, resolve(store, parsed), verify=verify, public_keys=public_key
+    )
+
+
+def _keys(public_key: list[Path] | None) -> Any:
+    from golden_distill.datasets.store.signing import public_keys_from
+
+    return _guard(lambda: public_keys_from(public_key or None))
 
 
 def list_cmd(
@@ -161,19 +178,28 @@ def show_cmd(
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
+    public_key: PublicKeyOpt = None,
 ) -> None:
-    """Show a version's manifest: counts per funnel, files, lineage, config hash.
+    """Show a version's manifest: signature (signed? by which key id?), counts per funnel,
+    files, config hash. It does not check the files: `golden sets verify` does.
 
     Example: `golden sets show nightly@stable --json`
     """
+    from golden_distill.datasets.store.integrity import describe_signature
+    from golden_distill.datasets.store.layout import parse_ref
+    from golden_distill.datasets.store.versions import read_manifest, resolve
+
     fs = _store(store, storage_options, config)
-    golden = _guard(lambda: _open(fs, ref, verify=False))
-    manifest = golden.manifest
-    if as_json:
+    parsed = _guard(lambda: parse_ref(ref))
+    version = _guard(lambda: resolve(fs, parsed))
+    manifest = _guard(lambda: read_manifest(fs, parsed.set_name, version))
+    if as_json:  # exactly the manifest (the signature is a separate file: manifest.sig)
         typer.echo(json.dumps(manifest, indent=2, sort_keys=True))
         return
+    signature = _guard(lambda: describe_signature(fs, parsed.set_name, version, _keys(public_key)))
     counts = manifest["counts"]
-    typer.echo(f"{golden.name}@{golden.version}  (parent {manifest.get('parent_version')})")
+    typer.echo(f"{parsed.set_name}@{version}  (parent {manifest.get('parent_version')})")
+    typer.echo(f"signature      {signature}")
     typer.echo(f"created_at     {manifest['created_at']}")
     typer.echo(f"code_version   {manifest.get('code_version')}")
     typer.echo(f"config_sha256  {manifest.get('config_sha256')}")
@@ -194,6 +220,7 @@ def diff_cmd(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
     limit: Annotated[int, typer.Option(help="Case ids shown per list.")] = 20,
+    public_key: PublicKeyOpt = None,
 ) -> None:
     """Compare two versions: cases added/removed/changed, funnel counts, tools and systems.
 
@@ -202,7 +229,8 @@ def diff_cmd(
     from golden_distill.datasets.store.diff import diff_sets
 
     fs = _store(store, storage_options, config)
-    result = _guard(lambda: diff_sets(_open(fs, a), _open(fs, b)))
+    keys = _keys(public_key)
+    result = _guard(lambda: diff_sets(_open(fs, a, public_key=keys), _open(fs, b, public_key=keys)))
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
@@ -231,10 +259,14 @@ def verify_cmd(
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
     replay: Annotated[bool, typer.Option(help="Also run the replay completeness check.")] = True,
+    public_key: PublicKeyOpt = None,
 ) -> None:
-    """Recompute every checksum and the replay check; exit 1 on any mismatch.
+    """Check the signature and the manifest, recompute every checksum, row count and count, and
+    run the replay check; exit 1 on any problem.
 
-    Each problem is printed naming the file. Example: `golden sets verify nightly@latest`
+    Each problem is printed naming the version and the file. With `--public-key FILE` (or a
+    store holding `trusted_keys/`) an unsigned version or any edit is refused.
+    Example: `golden sets verify nightly@latest --public-key signer.pub.pem`
     """
     from golden_distill.datasets.store.layout import parse_ref
     from golden_distill.datasets.store.verify import verify_version
@@ -243,7 +275,10 @@ def verify_cmd(
     fs = _store(store, storage_options, config)
     parsed = _guard(lambda: parse_ref(ref))
     version = _guard(lambda: resolve(fs, parsed))
-    report = _guard(lambda: verify_version(fs, parsed.set_name, version, replay=replay))
+    keys = _keys(public_key)
+    report = _guard(
+        lambda: verify_version(fs, parsed.set_name, version, replay=replay, public_keys=keys)
+    )
     for line in report.lines():
         typer.echo(f"FAIL {line}", err=True)
     if not report.ok:
@@ -252,6 +287,7 @@ def verify_cmd(
     typer.echo(
         f"OK {parsed.set_name}@{version}: {report.files_checked} files verified"
         + (f", replay check {summary['steps_checked']} steps" if summary else "")
+        + (f", signed by {report.signed_by}" if report.signed_by else ", signature not required")
     )
 
 
@@ -261,8 +297,10 @@ def promote_cmd(
     store: StoreOpt = None,
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
+    public_key: PublicKeyOpt = None,
 ) -> None:
-    """Point an alias at a version (atomically). The version must be published and verify.
+    """Point an alias at a version (atomically). The version must be published and verify
+    (signature included, when a public key is given or the store has trusted_keys/).
 
     Example: `golden sets promote nightly@2026.11.29.1 stable`
     """
@@ -275,7 +313,10 @@ def promote_cmd(
     parsed = _guard(lambda: parse_ref(ref))
     _guard(lambda: check_alias(alias))
     version = _guard(lambda: resolve(fs, parsed))
-    report = _guard(lambda: verify_version(fs, parsed.set_name, version, replay=False))
+    keys = _keys(public_key)
+    report = _guard(
+        lambda: verify_version(fs, parsed.set_name, version, replay=False, public_keys=keys)
+    )
     if not report.ok:
         for line in report.lines():
             typer.echo(f"FAIL {line}", err=True)

@@ -14,7 +14,7 @@ from golden_test_data import all_runs_paths
 from golden_distill.datasets.ingest import ingest
 from golden_distill.datasets.reader import GoldenSet, open_set
 from golden_distill.datasets.store.publish import publish_version
-from golden_distill.datasets.synthetic import generate_corpus
+from golden_distill.synthetic import generate_corpus
 
 
 def _publish(sources: list[str], work: Path, name: str) -> tuple[str, str]:
