@@ -8,9 +8,11 @@ clock, ``uuid4``, ``secrets``), each worker loading the agent from its ``MODULE:
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import os
 import secrets as _secrets
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -155,10 +157,19 @@ def replay_cases(
     started = datetime.now(UTC)
     volatile = list(volatile_keys) if volatile_keys is not None else None
     runs: list[CaseRun] = []
-    for run in _iter_runs(cases, agent, config, volatile, jobs):
-        runs.append(run)
-        if on_case is not None:
-            on_case(run)
+    # The kept runs hold no cycles; the cyclic GC would rescan all of them on every collection
+    # (the more so the larger the set), so it pauses, on the main thread only.
+    pause_gc = gc.isenabled() and threading.current_thread() is threading.main_thread()
+    if pause_gc:
+        gc.disable()
+    try:
+        for run in _iter_runs(cases, agent, config, volatile, jobs):
+            runs.append(run)
+            if on_case is not None:
+                on_case(run)
+    finally:
+        if pause_gc:
+            gc.enable()
     gate, figures = evaluate((r.check for r in runs), config.gate)
     return ReplayRun(
         new_run_id(started), baseline_version, new_version, started, datetime.now(UTC), runs,
