@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from golden_distill.datasets.canonical_json import normalise_volatile_keys
 from golden_distill.datasets.case import Case
 from golden_distill.datasets.replay.assertions import CaseAsserter, CaseCheck
 from golden_distill.datasets.replay.config import ReplayConfig
@@ -127,7 +128,7 @@ def new_run_id(now: datetime) -> str:
 
 
 def _worker(
-    args: tuple[str, list[dict[str, Any]], dict[str, Any], list[str] | None],
+    args: tuple[str, list[dict[str, Any]], dict[str, Any], frozenset[str]],
 ) -> list[CaseRun]:
     spec, rows, config, volatile = args
     agent = load_agent(spec)
@@ -155,7 +156,7 @@ def replay_cases(
     ``MODULE:CALLABLE`` spec (required for ``jobs > 1``: workers import it)."""
     config = config or ReplayConfig()
     started = datetime.now(UTC)
-    volatile = list(volatile_keys) if volatile_keys is not None else None
+    volatile = normalise_volatile_keys(volatile_keys)  # once per run, not per case
     runs: list[CaseRun] = []
     # The kept runs hold no cycles; the cyclic GC would rescan all of them on every collection
     # (the more so the larger the set), so it pauses, on the main thread only.
@@ -181,7 +182,7 @@ def _iter_runs(
     cases: Iterable[Case],
     agent: AgentFn | str,
     config: ReplayConfig,
-    volatile: list[str] | None,
+    volatile: frozenset[str],
     jobs: int,
 ) -> Iterator[CaseRun]:
     if jobs <= 1:

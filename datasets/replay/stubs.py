@@ -47,6 +47,10 @@ _SORT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _ID_KEY = re.compile(r"(?:^id$|^ID$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
 
 
+def _seq(step: Step) -> int:
+    return step.seq
+
+
 def is_id_key(key: str) -> bool:
     return bool(_ID_KEY.search(key))
 
@@ -86,26 +90,37 @@ class VirtualTools:
         volatile_keys: Iterable[str] | None = None,
         on_call: Callable[[], None] | None = None,
     ) -> None:
-        self.steps = sorted((s for s in steps if s.kind in TOOL_KINDS), key=lambda s: s.seq)
+        self.steps = sorted((s for s in steps if s.kind in TOOL_KINDS), key=_seq)
         self.matching = matching
-        self.volatile = normalise_volatile_keys(volatile_keys)
-        self.normaliser = Normaliser(matching)
+        # a frozenset is taken as already normalised (replay_cases normalises once per run)
+        self.volatile = (
+            volatile_keys
+            if isinstance(volatile_keys, frozenset)
+            else normalise_volatile_keys(volatile_keys)
+        )
+        self._normaliser: Normaliser | None = None  # built on the first tolerant match
         self.on_call = on_call
         self.log: list[ServedCall] = []
         self.state: dict[str, dict[str, Any]] = {}  # entity id -> fields written (synthetic)
         self._used: set[int] = set()
-        self._by_tool: dict[str, list[Step]] = {}
-        self._exact: dict[tuple[str, str], list[Step]] = {}
+        by_tool: dict[str, list[Step]] = {}
+        exact: dict[tuple[str, str], list[Step]] = {}
+        writes: dict[str, bool] = {}  # a tool with any call not known to be a read is a write
         for step in self.steps:
-            self._by_tool.setdefault(step.name, []).append(step)
+            name = step.name
+            by_tool.setdefault(name, []).append(step)
             digest = step.canonical_args_sha256 or canonical_args_sha256(
                 step.arguments, self.volatile
             )
-            self._exact.setdefault((step.name, digest), []).append(step)
-        self._writes = {
-            name: any(s.is_mutating is not False for s in calls)
-            for name, calls in self._by_tool.items()
-        }
+            exact.setdefault((name, digest), []).append(step)
+            writes[name] = writes.get(name, False) or step.is_mutating is not False
+        self._by_tool, self._exact, self._writes = by_tool, exact, writes
+
+    @property
+    def normaliser(self) -> Normaliser:
+        if self._normaliser is None:
+            self._normaliser = Normaliser(self.matching)
+        return self._normaliser
 
     def _canonical(self, value: Any) -> bytes:
         # fast path: a flat object without volatile keys (most arguments) only needs sorting
