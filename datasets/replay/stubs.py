@@ -246,7 +246,7 @@ def _receipt(template: Any, arguments: Any, mock_id: str) -> Any:
     out: dict[str, Any] = {}
     for key, value in template.items():
         if is_id_key(key) and isinstance(value, str | int) and not isinstance(value, bool):
-            out[key] = args.get(key, mock_id) if key in args else mock_id
+            out[key] = args.get(key, mock_id)  # the entity the call named, else a new mock id
         elif key in args:
             out[key] = args[key]
         elif isinstance(value, dict):
