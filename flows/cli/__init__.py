@@ -38,6 +38,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ingest",
     "generate",
     "redact",
+    "erase",
+    "work",
+    "alerts",
     "replay",
 )
 

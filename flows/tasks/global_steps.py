@@ -5,7 +5,7 @@ chosen rows from shard files, the parent version's ids (datasets.reader) and pub
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.datasets.sources.uris import display_uri
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
-from golden_distill.flows.source_files import display_uri
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.run_stats import merge_published_stats, published_stats
 
@@ -105,12 +105,16 @@ def representatives(
 
 
 def write_publish_parts(
-    redacted_paths: list[str], reps: pl.DataFrame, out_dir: Path
+    redacted_paths: list[str],
+    reps: pl.DataFrame,
+    out_dir: Path,
+    carried: Iterable[pl.DataFrame] = (),
 ) -> tuple[list[Path], dict[str, Any], set[str]]:
     """Write the representatives' redacted rows, with their cluster, as Parquet parts (one per
-    redaction task, so memory holds one shard at a time), and count what they hold.
+    redaction task, so memory holds one shard at a time), then the rows ``carried`` over from
+    the previous version (already redacted, batch by batch), and count what they hold.
 
-    The parts go to ``publish_version`` as files: the whole set is only loaded there, once.
+    The parts go to ``publish_version`` as files, which it streams (bucketed by case id).
     A case id already written (the same record in two input files) is not written again.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -118,6 +122,13 @@ def write_publish_parts(
     written: set[str] = set()
     parts: list[Path] = []
     counted: list[dict[str, Any]] = []
+    for frame in carried:
+        frame = frame.select(GOLDEN_SCHEMA.names)
+        written.update(frame.get_column("case_id").to_list())
+        counted.append(published_stats(frame))
+        part = out_dir / f"part-{len(parts):05d}.parquet"
+        pq.write_table(to_golden_arrow(frame), part)
+        parts.append(part)
     for path in redacted_paths:
         frame = (
             pl.scan_parquet(path)
@@ -191,6 +202,20 @@ def latest_made_from(
     return latest.version, stats
 
 
+def latest_version(resolved: ResolvedRun) -> str | None:
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+
+    try:
+        return open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@latest",
+            storage_options=resolved.config.publish.storage_options or None,
+            verify=False,
+        ).version
+    except (VersionNotFound, FileNotFoundError):
+        return None
+
+
 def version_location(resolved: ResolvedRun, version: str) -> str:
     """Where a version's report is, for a store URL or a local folder."""
     base = resolved.store_url.rstrip("/")
@@ -210,9 +235,10 @@ def publish(
 ) -> tuple[str, str]:
     """Publish the version; its id and the report's location."""
     from golden_distill.datasets.store.publish import publish_version
+    from golden_distill.datasets.store.signing import signing_key_from_env
 
     config = resolved.config
-    clusters = selection.clusters.to_arrow() if selection.clusters is not None else None
+    clusters = selection.published_clusters()
     report_html = render(stats)
     result = publish_version(
         resolved.store_url,
@@ -227,7 +253,8 @@ def publish(
             "lineage": {
                 "sources": [display_uri(s) for s in resolved.sources],
                 "since": stats.get("since"),
-                "until": stats.get("until"),
+                "until": stats.get("until"),  # the watermark of the next scheduled run
+                "parent_version": selection.parent_version,
                 "records_read": stats.get("records_read", 0),
                 "quarantined": stats.get("quarantined", {}),
             },
@@ -235,9 +262,11 @@ def publish(
             "redaction": {"entities": stats.get("redaction", {})},
             "dedup": stats.get("dedup", {}),
         },
-        force=resolved.params.force,
+        # a run with a window always publishes: its version records the new watermark
+        force=resolved.params.force or resolved.until is not None,
         storage_options=config.publish.storage_options or None,
         config=config.publish,
+        signing_key=signing_key_from_env(secret_block=config.publish.signing_key_secret_block),
     )
     return result.version, report_location(resolved, result.url)
 

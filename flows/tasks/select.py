@@ -1,7 +1,9 @@
-"""The global step: quotas over every shard's decisions, then clustering of the kept cases.
+"""The global step: quotas over every shard's decisions, then clustering of the kept cases;
+for an incremental run, jointly with the previous version's representatives.
 
 Only small columns travel here (ids, tenant, funnels, score, trajectory signature) and the dedup
-signatures; whole cases stay in the shard files until the redact task reads the chosen ones.
+signatures; whole cases stay in the shard files until the redact task reads the chosen ones, and
+the previous version's cases stay in the store until publishing streams them (tasks/parent.py).
 """
 
 from __future__ import annotations
@@ -11,28 +13,42 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 from prefect import task
 
+from golden_distill.datasets.incremental import age_out, attach_new, carried_from_parent
+from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA
 from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError, describe
+from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks import global_steps
 from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.tasks.parent import incremental_parent, load_parent
 
 
 @dataclass
 class Selection:
-    """What quotas kept, the clusters among them, and the current representatives."""
+    """What quotas kept, the clusters among them, the current representatives, and (incremental
+    runs) the previous version's clusters carried into this one."""
 
-    kept: pl.Series  # case ids the quotas keep
-    clusters: pl.DataFrame | None  # the cluster table (None: dedup off)
-    representatives: pl.DataFrame  # case_id, cluster_id, cluster_size
+    kept: pl.Series  # new case ids the quotas keep
+    clusters: pl.DataFrame | None  # the cluster table of new-only clusters (None: dedup off)
+    representatives: pl.DataFrame  # new representatives: case_id, cluster_id, cluster_size
     excluded: set[str] = field(default_factory=set)  # refused by redaction
     stats: dict[str, Any] = field(default_factory=dict)
+    parent_version: str | None = None  # the version grown (None: built from sources alone)
+    carried: pl.DataFrame | None = None  # CARRIED_SCHEMA: kept previous representatives
+    carried_clusters: pl.DataFrame | None = None  # their cluster rows (+ new members attached)
+    last_seen: pl.DataFrame | None = None  # cluster_id -> newest member's recorded_at
 
     @property
     def selected_count(self) -> int:
-        return self.representatives.height
+        carried = self.carried.height if self.carried is not None else 0
+        return self.representatives.height + carried
+
+    def new_representative_ids(self) -> pl.Series:
+        return self.representatives.get_column("case_id")
 
     def exclude(self, case_ids: set[str], config: PipelineConfig) -> None:
         """Drop cases redaction refused; the next member of each cluster takes their place."""
@@ -41,13 +57,39 @@ class Selection:
             self.clusters, self.kept, self.excluded, config
         )
 
+    def published_clusters(self) -> pa.Table | None:
+        """The version's cluster table: every member row, with each cluster's last-seen time."""
+        frames = []
+        if self.clusters is not None:
+            frames.append(self.clusters.select(list(CLUSTER_SCHEMA)))
+        if self.carried_clusters is not None:
+            frames.append(self.carried_clusters.select(list(CLUSTER_SCHEMA)))
+        if not frames:
+            return None
+        table = pl.concat(frames, how="vertical_relaxed")
+        if self.last_seen is not None:
+            table = table.join(self.last_seen, on="cluster_id", how="left")
+        return table.to_arrow()
 
-def selection_cache_key(shard_keys: list[str | None], config: PipelineConfig) -> str | None:
-    """Same shard results + same funnel/dedup config + same code = the same selection."""
+
+def parent_key(resolved: ResolvedRun) -> str | None:
+    """What the previous version contributes to the selection's cache key."""
+    parent = incremental_parent(resolved)
+    if parent is None:
+        return None
+    return f"{parent.version}\x1f{resolved.until}\x1f{resolved.config.selection.max_age_days}"
+
+
+def selection_cache_key(
+    shard_keys: list[str | None], config: PipelineConfig, parent: str | None = None
+) -> str | None:
+    """Same shard results + same funnel/dedup config + same code (+ same previous version) =
+    the same selection."""
     if not shard_keys or any(k is None for k in shard_keys):
         return None
     digest = hashlib.sha256(pipeline_version().encode())
-    digest.update(config.model_dump_json(include={"funnels", "dedup"}).encode())
+    digest.update(config.model_dump_json(include={"funnels", "dedup", "selection"}).encode())
+    digest.update((parent or "-").encode())
     for key in sorted(k for k in shard_keys if k):
         digest.update(key.encode())
     return digest.hexdigest()
@@ -57,26 +99,158 @@ def _select_cache_key(context: object, parameters: dict[str, Any]) -> str | None
     return parameters.get("cache_key")
 
 
+def _newest_per_cluster(table: pl.DataFrame | None, seen: pl.DataFrame) -> pl.DataFrame:
+    if table is None:
+        return pl.DataFrame(
+            schema={"cluster_id": pl.String(), "last_seen": seen.schema["recorded_at"]}
+        )
+    return (
+        table.select("cluster_id", "case_id")
+        .join(seen, on="case_id", how="left")
+        .group_by("cluster_id")
+        .agg(pl.col("recorded_at").max().alias("last_seen"))
+    )
+
+
 @task(name="select-and-dedup", cache_key_fn=_select_cache_key, persist_result=True)
 def select_cases(
-    results: list[ShardResult], config: PipelineConfig, cache_key: str | None = None
+    results: list[ShardResult], resolved: ResolvedRun, cache_key: str | None = None
 ) -> Selection:
-    """Apply quotas to the union of shard candidates, then cluster and pick representatives.
+    """Apply quotas to the union of shard candidates, then cluster and pick representatives;
+    an incremental run clusters them with the previous version's representatives (new
+    near-duplicates join those clusters) and lets clusters not seen for `max_age_days` go.
 
     Cached under ``cache_key`` (see ``selection_cache_key``): a rerun over unchanged shards
     skips the global dedup too."""
+    config = resolved.config
     try:
         decisions = global_steps.load_decisions(results)
         kept, quota_stats = global_steps.apply_quotas(decisions, config)
     except Exception as exc:
         raise StageError("select", describe(exc)) from None
     try:
-        signatures = global_steps.load_signatures(results, kept)
-        clusters, dedup_stats = global_steps.deduplicate(signatures, config)
-        reps = global_steps.representatives(clusters, kept, set(), config)
+        source = incremental_parent(resolved)
+        parent = load_parent(source, resolved) if source is not None else None
+    except Exception as exc:
+        raise StageError("select", f"reading the previous version: {describe(exc)}") from None
+    try:
+        if parent is None:
+            signatures = global_steps.load_signatures(results, kept)
+            clusters, dedup_stats = global_steps.deduplicate(signatures, config)
+            reps = global_steps.representatives(clusters, kept, set(), config)
+            dedup_stats["removed_by_dedup"] = int(kept.len()) - reps.height
+            seen = signatures.select("case_id", "recorded_at")
+            return Selection(
+                kept=kept,
+                clusters=clusters,
+                representatives=reps,
+                stats={**quota_stats, **dedup_stats},
+                last_seen=_newest_per_cluster(clusters, seen),
+            )
+        return _grow(results, config, kept, quota_stats, parent, resolved)
+    except StageError:
+        raise
     except Exception as exc:
         raise StageError("dedup", describe(exc)) from None
-    dedup_stats["removed_by_dedup"] = int(kept.len()) - reps.height
-    return Selection(
-        kept=kept, clusters=clusters, representatives=reps, stats={**quota_stats, **dedup_stats}
+
+
+def _grow(
+    results: list[ShardResult],
+    config: PipelineConfig,
+    kept: pl.Series,
+    quota_stats: dict[str, Any],
+    parent: Any,
+    resolved: ResolvedRun,
+) -> Selection:
+    carried = carried_from_parent(parent.cases, parent.clusters)
+    carried, left = age_out(carried, resolved.until, config.selection.max_age_days)
+    known = set(parent.cases.get_column("case_id").to_list())
+    if parent.clusters is not None:
+        known |= set(parent.clusters.get_column("case_id").to_list())
+    new = kept.filter(~kept.is_in(pl.Series(list(known), dtype=pl.String).implode()))
+    signatures = global_steps.load_signatures(results, new)
+    seen = signatures.select("case_id", "recorded_at")
+    attached = None
+    if config.dedup.enabled and parent.signatures is not None:
+        old = parent.signatures.filter(
+            pl.col("case_id").is_in(carried.get_column("case_id").implode())
+        )
+        joint, dedup_stats = global_steps.deduplicate(pl.concat([old, signatures]), config)
+        if joint is None:
+            joint = pl.DataFrame(schema=CLUSTER_SCHEMA)
+        carried, attached, clusters = attach_new(carried, joint, seen)
+    else:
+        clusters, dedup_stats = global_steps.deduplicate(signatures, config)
+    reps = global_steps.representatives(clusters, new, set(), config)
+    carried_clusters = _carried_cluster_rows(parent.clusters, carried, attached)
+    last_seen = pl.concat(
+        [
+            _newest_per_cluster(clusters, seen),
+            carried.select("cluster_id", "last_seen").unique("cluster_id"),
+        ],
+        how="vertical_relaxed",
     )
+    dedup_stats["removed_by_dedup"] = int(new.len()) - reps.height
+    stats = {
+        **quota_stats,
+        **dedup_stats,
+        "incremental": {
+            "parent": parent.version,
+            "carried": carried.height,
+            "already_published": int(kept.len() - new.len()),
+            "joined_existing_clusters": attached.height if attached is not None else 0,
+            "new_representatives": reps.height,
+        },
+        "left_the_set": {"aged_out": left.height} if left.height else {},
+    }
+    return Selection(
+        kept=new,
+        clusters=clusters,
+        representatives=reps,
+        stats=stats,
+        parent_version=parent.version,
+        carried=carried,
+        carried_clusters=carried_clusters,
+        last_seen=last_seen,
+    )
+
+
+def _carried_cluster_rows(
+    parent_clusters: pl.DataFrame | None, carried: pl.DataFrame, attached: pl.DataFrame | None
+) -> pl.DataFrame:
+    """Cluster rows of the carried clusters: the previous version's rows (or a representative
+    row when it had none), the new members attached, every row with the grown size."""
+    sizes = carried.select("cluster_id", "cluster_size")
+    rep_rows = carried.select(
+        "cluster_id",
+        "case_id",
+        pl.lit(None, dtype=pl.String).alias("exact_hash"),
+        pl.lit("representative").alias("role"),
+        pl.lit("self").alias("merged_by"),
+        pl.lit(0.0).alias("distance_to_representative"),
+        pl.lit(0, dtype=pl.Int32).alias("rank"),
+    )
+    frames = []
+    if parent_clusters is not None:
+        old = parent_clusters.select([c for c in CLUSTER_SCHEMA if c != "cluster_size"]).filter(
+            pl.col("cluster_id").is_in(sizes.get_column("cluster_id").implode())
+        )
+        frames.append(old)
+        rep_rows = rep_rows.filter(
+            ~pl.col("cluster_id").is_in(old.get_column("cluster_id").implode())
+        )
+    frames.append(rep_rows)
+    if attached is not None and attached.height:
+        frames.append(
+            attached.select(
+                "cluster_id",
+                "case_id",
+                "exact_hash",
+                pl.lit("member").alias("role"),
+                "merged_by",
+                "distance_to_representative",
+                pl.lit(None, dtype=pl.Int32).alias("rank"),
+            )
+        )
+    rows = pl.concat(frames, how="vertical_relaxed").join(sizes, on="cluster_id", how="left")
+    return rows.select(list(CLUSTER_SCHEMA)).cast(CLUSTER_SCHEMA)  # type: ignore[arg-type]

@@ -5,7 +5,6 @@ an error naming the version and the problem; on a folder and on S3, unsigned and
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable
 
@@ -42,10 +41,7 @@ Tamper = Callable[[StoreFS, str], None]
 
 
 def _cli(target, *args: str):
-    extra = ["--store", target.url]
-    if target.storage_options:
-        extra += ["--storage-options", json.dumps(target.storage_options)]
-    return runner.invoke(app, ["sets", *args, *extra])
+    return runner.invoke(app, ["sets", *args, *target.cli_args()])
 
 
 def _manifest(store: StoreFS, version: str) -> dict:
