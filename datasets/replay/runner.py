@@ -7,7 +7,6 @@ clock, ``uuid4``, ``secrets``), each worker loading the agent from its ``MODULE:
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import importlib
 import os
@@ -86,23 +85,30 @@ def replay_case(
     asserter = asserter or CaseAsserter(config)
     tools = VirtualTools(case.steps, config.matching, volatile_keys)
     replay_input = ReplayInput.from_case(case, baseline_calls(case, tools))
-    result: AgentResult | None = None
-    error: str | None = None
-    with contextlib.ExitStack() as stack:
-        if determinism is None:  # one case alone: patch and restore around it
-            determinism = stack.enter_context(Determinism(config.determinism.tick_ms))
-        tools.on_call = determinism.case(case.case_id, case.recorded_at).tick
-        try:
-            returned = agent(replay_input, tools)
-        except Exception as exc:  # the agent's failure is a finding, not a harness crash
-            error = type(exc).__name__  # never its message: it may quote case data
-        else:
-            if isinstance(returned, AgentResult):
-                result = returned
-            else:
-                error = f"returned {type(returned).__name__}, not AgentResult"
+    if determinism is None:  # one case alone: patch and restore around it
+        with Determinism(config.determinism.tick_ms) as alone:
+            result, error = _run_agent(agent, case, replay_input, tools, alone)
+    else:
+        result, error = _run_agent(agent, case, replay_input, tools, determinism)
     check = asserter.check(case, tools, result, error)
     return CaseRun(case, check, tools.log, result, error)
+
+
+def _run_agent(
+    agent: AgentFn,
+    case: Case,
+    replay_input: ReplayInput,
+    tools: VirtualTools,
+    determinism: Determinism,
+) -> tuple[AgentResult | None, str | None]:
+    tools.on_call = determinism.case(case.case_id, case.recorded_at).tick
+    try:
+        returned = agent(replay_input, tools)
+    except Exception as exc:  # the agent's failure is a finding, not a harness crash
+        return None, type(exc).__name__  # never its message: it may quote case data
+    if isinstance(returned, AgentResult):
+        return returned, None
+    return None, f"returned {type(returned).__name__}, not AgentResult"
 
 
 @dataclass(slots=True)

@@ -185,3 +185,38 @@ def test_time_and_randomness_are_identical_across_replays() -> None:
 
 def _asdict(case: Case) -> dict:
     return {f: getattr(case, f) for f in case.__dataclass_fields__}
+
+
+def test_an_agent_that_raises_is_a_finding_without_its_message() -> None:
+    def agent(case, tools):
+        tools.call("erp_get_order", {"orderId": "O-1"})
+        raise RuntimeError("customer jane.doe@example.com broke me")
+
+    run = replay_case(agent, _case(copy.deepcopy(ORDERS), outcome=_outcome("DONE")))
+    assert run.agent_error == "RuntimeError" and run.result is None
+    diffs = {(d.diff_type, d.severity, d.detail) for d in run.check.diffs}
+    assert ("final_state_diff", "high", "agent raised RuntimeError") in diffs
+    assert "jane.doe" not in repr(run.check.diffs)
+
+
+def test_report_escapes_what_it_shows() -> None:
+    from golden_distill.datasets.replay.gate import evaluate
+    from golden_distill.datasets.replay.report import render_report
+    from golden_distill.datasets.replay.runner import ReplayRun
+
+    def agent(case, tools):
+        reissue(case, tools)
+        return AgentResult(final_state="<script>alert(1)</script>")
+
+    case_run = replay_case(agent, _case(copy.deepcopy(ORDERS), outcome=_outcome("DONE")))
+    gate, figures = evaluate([case_run.check], ReplayConfig().gate)
+    now = datetime.now(UTC)
+    html = render_report(ReplayRun("run_x", "s@1", "v2", now, now, [case_run], gate, figures))
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "FAIL" in html and "final_state_diff" in html
+
+
+def _outcome(state: str):
+    from golden_distill.datasets.case import Outcome
+
+    return Outcome(final_state=state)
