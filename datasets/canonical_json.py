@@ -56,7 +56,12 @@ def normalise_volatile_keys(keys: Iterable[str] | None) -> frozenset[str]:
 
 def canonical_json(value: Any, volatile_keys: Iterable[str] | None = None) -> bytes:
     """Compact JSON with keys sorted recursively and volatile keys removed."""
-    stripped = _strip(value, normalise_volatile_keys(volatile_keys))
+    return canonical_json_normalised(value, normalise_volatile_keys(volatile_keys))
+
+
+def canonical_json_normalised(value: Any, volatile: frozenset[str]) -> bytes:
+    """``canonical_json`` with the volatile key set already normalised (hot loops)."""
+    stripped = _strip(value, volatile)
     return orjson.dumps(stripped, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
 
 

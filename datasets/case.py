@@ -85,6 +85,22 @@ class Source:
 
 
 @dataclass(slots=True)
+class ExpectedAction:
+    name: str | None = None
+    arguments: str | None = None  # canonical JSON text
+
+
+@dataclass(slots=True)
+class Expected:
+    """What a replay of the case should end with (``schema.EXPECTED_TYPE``)."""
+
+    final_state: str | None = None
+    actions: list[ExpectedAction] = field(default_factory=list)
+    answer_facts: list[str] = field(default_factory=list)
+    source: str | None = None  # one of schema.EXPECTED_SOURCES
+
+
+@dataclass(slots=True)
 class Case:
     """One agent run in canonical form; pipeline fields stay ``None`` until a step sets them."""
 
@@ -102,6 +118,7 @@ class Case:
     steps: list[Step] = field(default_factory=list)
     outcome: Outcome = field(default_factory=Outcome)
     source: Source = field(default_factory=Source)
+    expected: Expected | None = None  # since schema 1.1; None when the source has none
     # added by the pipeline
     funnels: list[str] | None = None
     funnel_reasons: str | None = None  # JSON text
@@ -123,6 +140,17 @@ class Case:
         values["steps"] = [Step(**s) for s in row.get("steps") or []]
         values["outcome"] = Outcome(**(row.get("outcome") or {}))
         values["source"] = Source(**(row.get("source") or {}))
+        expected = values["expected"] = row.get("expected")
+        if expected and expected.get("source"):  # a struct of nulls: no expectation
+            actions = [ExpectedAction(**a) for a in expected.get("actions") or []]
+            values["expected"] = Expected(
+                final_state=expected.get("final_state"),
+                actions=actions,
+                answer_facts=list(expected.get("answer_facts") or []),
+                source=expected.get("source"),
+            )
+        else:
+            values["expected"] = None
         return cls(**values)
 
     def to_row(self, *, pipeline_fields: bool = False) -> dict[str, Any]:

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.case import Case, Step
-from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.datasets.schema import GOLDEN_SCHEMA, conform_table
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.integrity import TamperError, load_version
 from golden_distill.datasets.store.layout import CLUSTERS_NAME, REPORT_NAME, SetLayout, parse_ref
@@ -179,7 +179,10 @@ class GoldenSet:
 
     def read_table(self, funnel: str | None = None) -> pa.Table:
         """All cases (optionally of one funnel) as one Arrow table, every file verified."""
-        tables = [_in_funnel(self._open(e, keep=False).read(), funnel) for e in self.case_files]
+        tables = [
+            conform_table(_in_funnel(self._open(e, keep=False).read(), funnel), GOLDEN_SCHEMA)
+            for e in self.case_files
+        ]
         return pa.concat_tables(tables) if tables else GOLDEN_SCHEMA.empty_table()
 
     def cases(self, funnel: str | None = None) -> Iterator[ReplayCase]:
@@ -187,7 +190,7 @@ class GoldenSet:
         for entry in self.case_files:
             parquet = self._open(entry, keep=False)
             for group in range(parquet.num_row_groups):
-                table = _in_funnel(parquet.read_row_group(group), funnel)
+                table = _in_funnel(parquet.read_row_group(group), funnel)  # 1.0: no `expected`
                 for row in table.to_pylist():
                     yield ReplayCase(Case.from_row(row), self.volatile_keys)
 

@@ -19,7 +19,7 @@ import hashlib
 import pyarrow as pa
 
 #: Bump on any incompatible change to the field list or types; manifests record it.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: `expected` (readers of 1.0 read it as null)
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 
@@ -99,6 +99,28 @@ SOURCE_TYPE = pa.struct(
     ]
 )
 
+#: One expected action: a tool name and its key arguments as canonical JSON text.
+EXPECTED_ACTION_TYPE = pa.struct(
+    [
+        pa.field("name", pa.string()),
+        pa.field("arguments", pa.string()),  # canonical JSON text (sorted keys, compact)
+    ]
+)
+
+#: Allowed values of ``expected.source``: where the expected outcome came from.
+EXPECTED_SOURCES = ("native", "tau_bench_task", "evidence", "review")
+
+#: What a replay should end with (nullable: many sources carry no expectation). Shared contract
+#: with the curation side (trust derivation); see docs/golden-set-format.md.
+EXPECTED_TYPE = pa.struct(
+    [
+        pa.field("final_state", pa.string()),
+        pa.field("actions", pa.list_(EXPECTED_ACTION_TYPE)),
+        pa.field("answer_facts", pa.list_(pa.string())),
+        pa.field("source", pa.string()),  # one of EXPECTED_SOURCES
+    ]
+)
+
 CASE_FIELDS: list[pa.Field] = [
     pa.field("case_id", pa.string(), nullable=False),
     pa.field("trace_id", pa.string()),
@@ -114,6 +136,7 @@ CASE_FIELDS: list[pa.Field] = [
     pa.field("steps", pa.list_(STEP_TYPE)),
     pa.field("outcome", OUTCOME_TYPE),
     pa.field("source", SOURCE_TYPE),
+    pa.field("expected", EXPECTED_TYPE),  # since schema 1.1
 ]
 
 PIPELINE_FIELDS: list[pa.Field] = [
@@ -124,6 +147,10 @@ PIPELINE_FIELDS: list[pa.Field] = [
     pa.field("cluster_size", pa.int32()),
     pa.field("redaction", pa.string()),  # JSON text: {entity_type: count}, never values
 ]
+
+#: Fields added after schema 1.0, by the version that added them: files written before may lack
+#: them, and readers take a missing one as null.
+ADDED_FIELDS: dict[str, str] = {"expected": "1.1"}
 
 CASE_SCHEMA = pa.schema(CASE_FIELDS, metadata={"golden_distill.schema_version": SCHEMA_VERSION})
 GOLDEN_SCHEMA = pa.schema(
@@ -140,3 +167,20 @@ def make_case_id(source_format: str, identity: str) -> str:
     """
     digest = hashlib.sha256(f"{source_format}\x1f{identity}".encode()).hexdigest()
     return f"c_{digest[:24]}"
+
+
+def conform_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with every column of ``schema`` (a column an older schema version lacked is
+    added as all-null), in the schema's order; columns the schema does not know are kept last.
+
+    Readers of published versions call this so files written before a field existed read as
+    if it were null (e.g. ``expected`` in a 1.0 set).
+    """
+    missing = [f for f in schema if f.name not in table.column_names]
+    if not missing:
+        return table
+    for f in missing:
+        table = table.append_column(f, pa.nulls(table.num_rows, f.type))
+    known = [f.name for f in schema]
+    extra = [n for n in table.column_names if n not in known]
+    return table.select(known + extra)

@@ -17,6 +17,7 @@ import orjson
 from golden_distill.datasets.canonical_json import (
     DEFAULT_VOLATILE_KEYS,
     canonical_args_sha256,
+    canonical_json,
     normalise_volatile_keys,
 )
 from golden_distill.datasets.sources.config import IngestConfig
@@ -136,6 +137,36 @@ def new_case_row(
             "position": position,
             "source_record_id": source_record_id,
         },
+        "expected": None,
+    }
+
+
+def expected_row(
+    source: str,
+    final_state: str | None = None,
+    actions: Iterable[tuple[str, Any]] = (),
+    answer_facts: Iterable[str] = (),
+    *,
+    keep_empty: bool = False,
+) -> dict[str, Any] | None:
+    """The ``expected`` struct (``schema.EXPECTED_TYPE``), or ``None`` when nothing is expected.
+
+    Action arguments become canonical JSON text (the same canonicalisation as the step hashes),
+    so an expected action can be compared with a replayed call by text or by hash.
+    ``keep_empty``: an empty expectation still counts (a tau-bench task listing no actions
+    expects no writes).
+    """
+    action_rows = [
+        {"name": str(name), "arguments": canonical_json(args).decode()} for name, args in actions
+    ]
+    facts = [str(f) for f in answer_facts if f is not None and str(f) != ""]
+    if final_state is None and not action_rows and not facts and not keep_empty:
+        return None
+    return {
+        "final_state": final_state,
+        "actions": action_rows,
+        "answer_facts": facts,
+        "source": source,
     }
 
 

@@ -174,6 +174,8 @@ def _layout(record: dict[str, Any]) -> tuple[Any, dict[str, Any], str | None]:
         task = info.get("task") if isinstance(info, dict) else None
         if isinstance(task, dict) and task.get("user_id") is not None:
             meta.setdefault("user_id", task["user_id"])
+        if isinstance(task, dict):
+            meta["task"] = task  # its actions and outputs are the case's expected outcome
         record_id = None
         if record.get("task_id") is not None:
             record_id = f"task={record['task_id']}/trial={record.get('trial')}"

@@ -23,6 +23,7 @@ from golden_distill.datasets.sources.case_rows import (
     MALFORMED_ARGUMENTS,
     RecordProblem,
     StepFinisher,
+    expected_row,
     json_text,
     new_step,
     set_arguments,
@@ -128,9 +129,51 @@ class TranscriptConverter:
             [m for m in messages if m.get("role") != "system"]
         ).decode()
         self.finisher.finish(row)
+        row["expected"] = self._expected(meta)
         if row["outcome"]["handoff"]:
             row["outcome"]["handoff_reason"] = _handoff_reason(steps)
         return row
+
+    def _expected(self, meta: dict[str, Any]) -> dict[str, Any] | None:
+        """tau-bench's task ``actions`` (writes only) and ``outputs``, or a JSONL transcript's
+        own ``expected`` object (what ``golden export --format chat-jsonl`` writes)."""
+        task = meta.get("task")
+        if isinstance(task, dict):
+            actions = []
+            for i, action in enumerate(task.get("actions") or []):
+                if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+                    raise RecordProblem(WRONG_TYPE, f"info.task.actions[{i}] has no name")
+                if self.finisher.catalogue.lookup(action["name"]).is_mutating is False:
+                    continue  # a read the grader lists: not an expected write
+                actions.append((action["name"], action.get("kwargs") or {}))
+            outputs = task.get("outputs") or []
+            return expected_row(
+                "tau_bench_task", None, actions, [str(o) for o in outputs], keep_empty=True
+            )
+        given = meta.get("expected")
+        if not isinstance(given, dict):
+            return None
+        actions = []
+        for i, action in enumerate(given.get("actions") or []):
+            if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+                raise RecordProblem(WRONG_TYPE, f"expected.actions[{i}] has no name")
+            args = action.get("arguments")
+            if isinstance(args, str):
+                try:
+                    args = orjson.loads(args)
+                except orjson.JSONDecodeError:
+                    raise RecordProblem(
+                        WRONG_TYPE, f"expected.actions[{i}].arguments is not JSON"
+                    ) from None
+            actions.append((action["name"], args))
+        state = given.get("final_state")
+        return expected_row(
+            str(given.get("source") or "review"),
+            None if state is None else str(state),
+            actions,
+            given.get("answer_facts") or [],
+            keep_empty=given.get("source") is not None,
+        )
 
     def _fill_meta(self, row: dict[str, Any], meta: dict[str, Any]) -> None:
         for name in ("trace_id", "session_id", "tenant_id", "user_id"):

@@ -20,6 +20,7 @@ from golden_distill.datasets.sources.case_rows import (
     MALFORMED_ARGUMENTS,
     RecordProblem,
     StepFinisher,
+    expected_row,
     json_text,
     new_case_row,
     new_step,
@@ -101,6 +102,7 @@ class EvidenceAssembler:
         outcome["handoff_reason"] = _str(session.get("handoff_reason"))
         outcome["low_confidence"] = _bool(session.get("low_confidence"))
         outcome["reward"] = _float(session.get("reward"))
+        row["expected"] = _expected(session)
         if snapshots:
             first = min(snapshots, key=lambda s: str(s.get("snapshot_id") or ""))
             self._snapshot(row, first)
@@ -163,6 +165,54 @@ class EvidenceAssembler:
         step["tokens"] = _int(call.get("tokens_used"))
         step["started_at"] = to_utc(call.get("call_time"))
         return step
+
+
+def _json_list(session: dict[str, Any], column: str) -> list[Any]:
+    value = session.get(column)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            raise RecordProblem(
+                INVALID_JSON, f"session_trace trace_id={session['trace_id']}: {column} is not JSON"
+            ) from None
+    if not isinstance(value, list):
+        raise RecordProblem(
+            INVALID_JSON, f"session_trace trace_id={session['trace_id']}: {column} is not a list"
+        )
+    return value
+
+
+def _expected(session: dict[str, Any]) -> dict[str, Any] | None:
+    """The expected outcome: the ``expected_*`` columns when the table has them, else the
+    session's end-state column (``final_state``) as the expected final state."""
+    if not any(k.startswith("expected_") for k in session):
+        return expected_row("evidence", _str(session.get("final_state")))
+    actions = []
+    for i, action in enumerate(_json_list(session, "expected_actions")):
+        if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+            raise RecordProblem(
+                INVALID_JSON,
+                f"session_trace trace_id={session['trace_id']}: expected_actions[{i}] has no name",
+            )
+        args = action.get("arguments")
+        try:
+            actions.append((action["name"], orjson.loads(args) if isinstance(args, str) else args))
+        except orjson.JSONDecodeError:
+            raise RecordProblem(
+                INVALID_JSON,
+                f"session_trace trace_id={session['trace_id']}: expected_actions[{i}] arguments",
+            ) from None
+    source = _str(session.get("expected_source"))
+    return expected_row(
+        source or "evidence",
+        _str(session.get("expected_final_state")),
+        actions,
+        [str(f) for f in _json_list(session, "expected_answer_facts")],
+        keep_empty=source is not None,
+    )
 
 
 def _chunks(value: Any, snapshot_id: Any) -> list[dict[str, Any]]:

@@ -60,6 +60,10 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         _ext("handoff_reason", "text"),
         _ext("low_confidence", "bool"),
         _ext("reward", "float"),
+        _ext("expected_final_state", "text"),
+        _ext("expected_actions", "text"),  # JSON list of {name, arguments (canonical JSON)}
+        _ext("expected_answer_facts", "text"),  # JSON list of strings
+        _ext("expected_source", "text"),
     ),
     SNAPSHOT: (
         Column("snapshot_id", "text"),

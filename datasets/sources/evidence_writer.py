@@ -77,6 +77,7 @@ def case_to_evidence(case: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "handoff_reason": outcome.get("handoff_reason"),
         "low_confidence": outcome.get("low_confidence"),
         "reward": outcome.get("reward"),
+        **_expected_columns(case.get("expected")),
     }
     tables: dict[str, list[dict[str, Any]]] = {SESSION: [session], SNAPSHOT: [], CALLS: []}
     chunks = context.get("retrieved_chunks") or []
@@ -117,6 +118,17 @@ def case_to_evidence(case: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             }
         )
     return tables
+
+
+def _expected_columns(expected: dict[str, Any] | None) -> dict[str, Any]:
+    if not expected or not expected.get("source"):
+        return {}
+    return {
+        "expected_final_state": expected.get("final_state"),
+        "expected_actions": orjson.dumps(expected.get("actions") or []).decode(),
+        "expected_answer_facts": orjson.dumps(expected.get("answer_facts") or []).decode(),
+        "expected_source": expected.get("source"),
+    }
 
 
 def _sampling(model_params: str | None) -> dict[str, Any]:

@@ -44,6 +44,7 @@ _CONTAINERS = frozenset({dict, list})
 _NULL = msgspec.Raw(b"null")
 _STEP_TYPE = CASE_SCHEMA.field("steps").type
 _CHUNK_TYPE = CASE_SCHEMA.field("context").type.field("retrieved_chunks").type
+_EXPECTED_ACTIONS_TYPE = CASE_SCHEMA.field("expected").type.field("actions").type
 
 _loads = orjson.loads
 _dumps = orjson.dumps
@@ -119,6 +120,31 @@ def _strip(value: Any, volatile: frozenset[str]) -> Any:
     if type(value) is list:
         return [_strip(v, volatile) for v in value]
     return value
+
+
+def _expected(states: list[str | None]) -> list[Any]:
+    """The four ``expected`` columns: native recordings carry ``expectedFinalState`` only."""
+    n = len(states)
+    has = [s is not None for s in states]
+    return [
+        states,
+        list_of_structs([0] * (n + 1), [[], []], _EXPECTED_ACTIONS_TYPE),
+        [[] if h else None for h in has],
+        ["native" if h else None for h in has],
+    ]
+
+
+def _null_empty_expected(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``expected`` is null (not a struct of nulls) where the recording expects nothing."""
+    index = batch.schema.get_field_index("expected")
+    column = batch.column(index)
+    source = column.field("source")
+    if source.null_count == 0:
+        return batch
+    fields = list(column.type)
+    children = [column.field(i) for i in range(len(fields))]
+    nulled = pa.StructArray.from_arrays(children, fields=fields, mask=pc.is_null(source))
+    return batch.set_column(index, batch.schema.field(index), nulled)
 
 
 def _json_column(raws: list[msgspec.Raw]) -> pa.Array:
@@ -303,8 +329,9 @@ class NativeConverter:
             [self.uri] * n,
             line_nos,
             record_ids,
+            *_expected([r.expected_final_state for r in records]),
         ]
-        return build_batch(columns, n)
+        return _null_empty_expected(build_batch(columns, n))
 
     @staticmethod
     def _context(contexts: list[Context]) -> list[Any]:

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from golden_distill.datasets.schema import CASE_FIELDS, GOLDEN_SCHEMA
+from golden_distill.datasets.schema import ADDED_FIELDS, CASE_FIELDS, GOLDEN_SCHEMA
 from golden_distill.datasets.store.case_buckets import CaseIdError, write_bucketed
 from golden_distill.datasets.store.layout import CLUSTERS_NAME, cases_file_name
 from golden_distill.datasets.store.manifest import file_sha256
@@ -46,7 +46,7 @@ def conform(table: pa.Table) -> pa.Table:
     extra = sorted(set(table.column_names) - set(GOLDEN_SCHEMA.names))
     if extra:
         raise CasesError(f"unknown case columns: {', '.join(extra)}")
-    required = {f.name for f in CASE_FIELDS}
+    required = {f.name for f in CASE_FIELDS} - set(ADDED_FIELDS)  # added later: null if absent
     missing = sorted(required - set(table.column_names))
     if missing:
         raise CasesError(f"missing case columns: {', '.join(missing)}")

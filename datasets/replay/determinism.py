@@ -1,0 +1,116 @@
+"""Determinism while a case replays: a frozen clock and seeded randomness.
+
+The clock (``time-machine``) is frozen at the case's recorded time and moves forward by a fixed
+tick on every tool call, so ``datetime.now()``/``time.time()`` read the same values on every
+replay. ``random``'s global generator is seeded from the case id, and ``uuid.uuid4`` and the
+``secrets`` functions draw from a generator seeded the same way. All of this is process-global
+(module attributes and the clock), which is why parallel replay uses processes, not threads.
+Agents should call ``uuid.uuid4()`` / ``secrets.token_hex()`` through their modules (a name
+imported with ``from uuid import uuid4`` before the replay keeps the real function).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import random
+import secrets
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import time_machine
+
+#: When a case has no recorded time, the clock starts here (still the same on every replay).
+FALLBACK_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+_SECRETS = ("token_bytes", "token_hex", "token_urlsafe", "randbits", "randbelow", "choice")
+
+
+def case_seed(case_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "big")
+
+
+@dataclass(slots=True)
+class FrozenClock:
+    """The case's clock; ``tick()`` is called by the stubs on every tool call."""
+
+    traveller: Any
+    step: timedelta
+
+    def tick(self) -> None:
+        if self.step:
+            self.traveller.shift(self.step)
+
+
+def _seeded_secrets(rng: random.Random) -> dict[str, Any]:
+    def token_bytes(nbytes: int | None = None) -> bytes:
+        return rng.randbytes(32 if nbytes is None else nbytes)
+
+    def token_hex(nbytes: int | None = None) -> str:
+        return token_bytes(nbytes).hex()
+
+    def token_urlsafe(nbytes: int | None = None) -> str:
+        return base64.urlsafe_b64encode(token_bytes(nbytes)).rstrip(b"=").decode("ascii")
+
+    return {
+        "token_bytes": token_bytes,
+        "token_hex": token_hex,
+        "token_urlsafe": token_urlsafe,
+        "randbits": rng.getrandbits,
+        "randbelow": rng.randrange,
+        "choice": rng.choice,
+    }
+
+
+class Determinism:
+    """The process-wide patches (clock, ``uuid4``, ``secrets``), installed once for many cases;
+    ``case()`` moves the clock to a case's recorded time and reseeds every generator."""
+
+    def __init__(self, tick_ms: int) -> None:
+        self.step = timedelta(milliseconds=tick_ms)
+        self.rng = random.Random(0)
+        self._travel: Any = None
+        self._saved: dict[str, Any] = {}
+        self._random_state: Any = None
+
+    def __enter__(self) -> Determinism:
+        rng = self.rng
+        self._random_state = random.getstate()
+        self._saved = {name: getattr(secrets, name) for name in _SECRETS}
+        self._saved["uuid4"] = uuid.uuid4
+        uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # type: ignore[assignment]
+        for name, fn in _seeded_secrets(rng).items():
+            setattr(secrets, name, fn)
+        self._travel = time_machine.travel(FALLBACK_TIME, tick=False)
+        self.traveller = self._travel.start()
+        return self
+
+    def case(self, case_id: str, recorded_at: datetime | None) -> FrozenClock:
+        """Clock at ``recorded_at`` (UTC), ``random``/``uuid4``/``secrets`` seeded by the id."""
+        start = recorded_at or FALLBACK_TIME
+        if start.tzinfo is None:
+            start = start.replace(tzinfo=UTC)
+        self.traveller.move_to(start.timestamp())  # a float: no time-zone switching
+        seed = case_seed(case_id)
+        random.seed(seed)
+        self.rng.seed(seed ^ 0x5EED)
+        return FrozenClock(self.traveller, self.step)
+
+    def __exit__(self, *exc: object) -> None:
+        self._travel.stop()
+        uuid.uuid4 = self._saved.pop("uuid4")  # type: ignore[assignment]
+        for name, fn in self._saved.items():
+            setattr(secrets, name, fn)
+        random.setstate(self._random_state)
+
+
+@contextmanager
+def deterministic(
+    case_id: str, recorded_at: datetime | None, tick_ms: int
+) -> Iterator[FrozenClock]:
+    """Freeze the clock at ``recorded_at`` and seed randomness from ``case_id`` for the block."""
+    with Determinism(tick_ms) as determinism:
+        yield determinism.case(case_id, recorded_at)

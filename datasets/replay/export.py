@@ -1,0 +1,179 @@
+"""Exporting a golden set for other replay tools, one JSONL file per case.
+
+* ``chronicle``: the envelopes ``agent-chronicle`` 1.x replays (``agentplane_primitives.models.
+  Envelope`` as JSON, schema 0.2): one ``kind: tool`` envelope per recorded tool call, named by
+  the tool, in call order, the recorded arguments as ``input.raw``, the recorded response as
+  ``output.raw`` or the recorded error as ``output.error`` (status ``failure``), and the
+  ``chronicle.sequence`` (1-based, in the span) / ``chronicle.invocation_index`` (nth call of
+  that name) metadata Chronicle's replay orders by. A call repeated with the same arguments
+  after a failure is ``attempt`` n+1 with a ``retry_of`` link. Plain JSON: agent-chronicle is not
+  needed to write it.
+* ``chat-jsonl``: OpenAI-style transcripts (``messages`` with assistant ``tool_calls`` and
+  ``role: tool`` replies, plus the case's ids and ``expected``) that the chat adapter reads back
+  to the same steps (a recorded timeout reads back as an error: transcripts have no timeouts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from golden_distill.datasets.canonical_json import canonical_json
+from golden_distill.datasets.case import Case, Step
+from golden_distill.datasets.replay.stubs import TOOL_KINDS, parse_json
+
+FORMATS = ("chronicle", "chat-jsonl")
+#: The agentplane-primitives schema version the envelopes follow.
+ENVELOPE_SCHEMA_VERSION = "0.2"
+SEQUENCE_KEY = "chronicle.sequence"
+INVOCATION_KEY = "chronicle.invocation_index"
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _hex(text: str, length: int) -> str:
+    digest = hashlib.sha256(text.encode()).hexdigest()[:length]
+    return digest if digest.strip("0") else "1" + digest[1:]
+
+
+def _tool_steps(case: Case) -> list[Step]:
+    return sorted((s for s in case.steps if s.kind in TOOL_KINDS), key=lambda s: s.seq)
+
+
+def _error(step: Step) -> dict[str, str]:
+    """``output.error``: type from a recorded ``code``/``type`` (else the status), message."""
+    value = parse_json(step.error) if step.error else None
+    if isinstance(value, dict):
+        kind = value.get("code") or value.get("type") or "ToolError"
+        message = value.get("message") or step.error or ""
+    else:
+        kind = "TimeoutError" if step.status == "timeout" else "ToolError"
+        message = step.error if step.error is not None else step.status
+    return {"type": str(kind), "message": str(message)}
+
+
+def chronicle_envelopes(case: Case) -> list[dict[str, Any]]:
+    """The case's tool calls as Chronicle tool envelopes (JSON-ready dicts)."""
+    trace_id = _hex(f"trace\x1f{case.trace_id or case.case_id}", 32)
+    span_id = _hex(f"span\x1f{case.case_id}", 16)
+    clock = case.recorded_at or _EPOCH
+    invocations: dict[str, int] = {}
+    failed: dict[tuple[str, bytes], tuple[str, int]] = {}  # last failed call: (envelope, attempt)
+    envelopes = []
+    for n, step in enumerate(_tool_steps(case), 1):
+        invocations[step.name] = invocation = invocations.get(step.name, 0) + 1
+        envelope_id = _hex(f"envelope\x1f{case.case_id}\x1f{step.seq}", 16)
+        args = parse_json(step.arguments)
+        raw_input = args if isinstance(args, dict) else {"arguments": args}
+        key = (step.name, canonical_json(args))
+        attempt, links = 1, []
+        if key in failed:
+            previous, previous_attempt = failed.pop(key)
+            attempt = previous_attempt + 1
+            links = [{"type": "retry_of", "envelope_id": previous}]
+        started = step.started_at or clock
+        ended = started + timedelta(milliseconds=max(step.latency_ms or 0, 0))
+        clock = ended
+        ok = step.status == "ok"
+        if not ok:
+            failed[key] = (envelope_id, attempt)
+        envelopes.append(
+            {
+                "schema_version": ENVELOPE_SCHEMA_VERSION,
+                "envelope_id": envelope_id,
+                "span_id": span_id,
+                "trace_id": trace_id,
+                "parent_envelope_id": None,
+                "name": step.name,
+                "kind": "tool",
+                "attempt": attempt,
+                "links": links,
+                "envelope_status": {
+                    "state": "closed",
+                    "status": "success" if ok else "failure",
+                    "started_at": started.isoformat(),
+                    "ended_at": ended.isoformat(),
+                },
+                "input": {"raw": raw_input},
+                "output": {
+                    "raw": parse_json(step.response) if ok else None,
+                    "error": None if ok else _error(step),
+                },
+                "metadata": {
+                    SEQUENCE_KEY: n,
+                    INVOCATION_KEY: invocation,
+                    "golden.case_id": case.case_id,
+                    "golden.step_seq": step.seq,
+                },
+            }
+        )
+    return envelopes
+
+
+def chat_transcript(case: Case) -> dict[str, Any]:
+    """One OpenAI-style transcript: the user turn, each call and its reply, the answer."""
+    messages: list[dict[str, Any]] = []
+    if case.user_input is not None:
+        messages.append({"role": "user", "content": case.user_input})
+    for step in _tool_steps(case):
+        call_id = f"call_{step.seq}"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": step.name, "arguments": step.arguments},
+                    }
+                ],
+            }
+        )
+        reply: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "name": step.name}
+        reply["content"] = step.response
+        if step.status != "ok":
+            reply["error"] = step.error if step.error is not None else step.status
+        messages.append(reply)
+    if case.outcome.answer_text:
+        messages.append({"role": "assistant", "content": case.outcome.answer_text})
+    record: dict[str, Any] = {
+        "id": case.trace_id or case.case_id,
+        "case_id": case.case_id,
+        "session_id": case.session_id,
+        "tenant_id": case.tenant_id,
+        "user_id": case.user_id,
+        "agent_version": case.agent.agent_version,
+        "model": case.agent.model_name,
+        "status": case.outcome.status,
+        "recorded_at": case.recorded_at.isoformat() if case.recorded_at else None,
+        "messages": messages,
+    }
+    if case.expected is not None:
+        record["expected"] = {
+            "final_state": case.expected.final_state,
+            "actions": [{"name": a.name, "arguments": a.arguments} for a in case.expected.actions],
+            "answer_facts": list(case.expected.answer_facts),
+            "source": case.expected.source,
+        }
+    return record
+
+
+def export_cases(cases: Iterable[Case], fmt: str, out_dir: Path) -> Iterator[Path]:
+    """Write one ``<case_id>.jsonl`` per case into ``out_dir``; yields each path written."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for case in cases:
+        case = getattr(case, "case", case)
+        if fmt == "chronicle":
+            lines = [orjson.dumps(e) for e in chronicle_envelopes(case)]
+        else:
+            lines = [orjson.dumps(chat_transcript(case))]
+        path = out_dir / f"{case.case_id}.jsonl"
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+        yield path

@@ -1,0 +1,257 @@
+"""Virtual tool stubs: every call an agent makes is served from the recording, never executed.
+
+Two-stage match, per call:
+
+1. **exact**: tool name + canonical arguments hash (``canonical_json``, the same volatile keys as
+   ingest); the nth identical call gets the nth recording, so retries replay in order.
+2. **tolerant**: the tool's unused recordings compared after the ``Normaliser`` (added empty or
+   default keys, date formats, ``1`` vs ``1.0``, text-field whitespace/case); then, for read
+   tools only, the tool's next unused recording.
+
+Writes never reach anything real: a matched write returns its recording; an unmatched write gets
+a synthetic receipt shaped like the tool's recorded responses (ids ``mock-...``) and lands in an
+in-memory state table, so a later read of that entity sees what was written. A tool with no
+recording at all is a stub escape: ``StubEscape`` is raised inside the agent and reported.
+Every call is logged (``ServedCall``) for the assertions.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from golden_distill.datasets.canonical_json import (
+    canonical_args_sha256,
+    canonical_json_normalised,
+    normalise_volatile_keys,
+)
+from golden_distill.datasets.case import Step
+from golden_distill.datasets.replay.config import MatchingSection
+from golden_distill.datasets.replay.contract import StubEscape, ToolCallError
+from golden_distill.datasets.replay.normalise import Normaliser
+
+#: How a call was served.
+EXACT, TOLERANT, NEXT_UNUSED, SYNTHETIC, EXHAUSTED, ESCAPE = (
+    "exact", "tolerant", "next_unused", "synthetic", "exhausted", "escape"
+)  # fmt: skip
+#: Tool kinds an agent calls (model/route steps are not tools).
+TOOL_KINDS = ("tool", "handoff")
+_CONTAINERS = frozenset({dict, list})
+_SORT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+_ID_KEY = re.compile(r"(?:^id$|^ID$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
+
+
+def _seq(step: Step) -> int:
+    return step.seq
+
+
+def is_id_key(key: str) -> bool:
+    return bool(_ID_KEY.search(key))
+
+
+def parse_json(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+@dataclass(slots=True)
+class ServedCall:
+    """One call the agent made and how the stubs answered it."""
+
+    index: int  # 0-based, in the order the agent called
+    name: str
+    arguments: Any  # as called (parsed)
+    canonical: bytes  # canonical JSON of the arguments
+    is_write: bool
+    match: str  # EXACT | TOLERANT | NEXT_UNUSED | SYNTHETIC | EXHAUSTED | ESCAPE
+    recorded_seq: int | None  # the recording served (None: synthetic or escape)
+    response: str | None  # JSON text served
+    status: str
+    error: str | None
+
+
+class VirtualTools:
+    """The ``ToolStub`` of one case."""
+
+    def __init__(
+        self,
+        steps: Iterable[Step],
+        matching: MatchingSection,
+        volatile_keys: Iterable[str] | None = None,
+        on_call: Callable[[], None] | None = None,
+    ) -> None:
+        self.steps = sorted((s for s in steps if s.kind in TOOL_KINDS), key=_seq)
+        self.matching = matching
+        # a frozenset is taken as already normalised (replay_cases normalises once per run)
+        self.volatile = (
+            volatile_keys
+            if isinstance(volatile_keys, frozenset)
+            else normalise_volatile_keys(volatile_keys)
+        )
+        self._normaliser: Normaliser | None = None  # built on the first tolerant match
+        self.on_call = on_call
+        self.log: list[ServedCall] = []
+        self.state: dict[str, dict[str, Any]] = {}  # entity id -> fields written (synthetic)
+        self._used: set[int] = set()
+        by_tool: dict[str, list[Step]] = {}
+        exact: dict[tuple[str, str], list[Step]] = {}
+        writes: dict[str, bool] = {}  # a tool with any call not known to be a read is a write
+        for step in self.steps:
+            name = step.name
+            by_tool.setdefault(name, []).append(step)
+            digest = step.canonical_args_sha256 or canonical_args_sha256(
+                step.arguments, self.volatile
+            )
+            exact.setdefault((name, digest), []).append(step)
+            writes[name] = writes.get(name, False) or step.is_mutating is not False
+        self._by_tool, self._exact, self._writes = by_tool, exact, writes
+
+    @property
+    def normaliser(self) -> Normaliser:
+        if self._normaliser is None:
+            self._normaliser = Normaliser(self.matching)
+        return self._normaliser
+
+    def _canonical(self, value: Any) -> bytes:
+        # fast path: a flat object without volatile keys (most arguments) only needs sorting
+        if (
+            type(value) is dict
+            and self.volatile.isdisjoint(map(str.lower, value))
+            and _CONTAINERS.isdisjoint(map(type, value.values()))
+        ):
+            return orjson.dumps(value, option=_SORT)
+        return canonical_json_normalised(value, self.volatile)
+
+    def is_write(self, tool: str) -> bool:
+        """A tool with any recorded call not known to be a read counts as a write."""
+        return self._writes.get(tool, True)
+
+    # -- the ToolStub contract ---------------------------------------------------------------
+    def call(self, name: str, arguments: Any = None) -> Any:
+        """The recorded response (parsed JSON); ``ToolCallError`` for a recorded failure."""
+        if self.on_call is not None:
+            self.on_call()
+        if type(arguments) is str or type(arguments) is bytes:
+            arguments = parse_json(arguments if isinstance(arguments, str) else arguments.decode())
+        canonical = self._canonical(arguments)
+        log = self.log
+        write = self._writes.get(name)
+        if write is None:  # no recording of this tool at all
+            log.append(ServedCall(len(log), name, arguments, canonical, True, ESCAPE, None, None,
+                                  "error", "stub escape"))  # fmt: skip
+            raise StubEscape(name)
+        step, how = self._match(name, arguments, canonical, write)
+        if step is not None:
+            self._used.add(step.seq)
+            response, status, error = step.response, step.status, step.error
+        else:
+            response, status, error = self._unmatched(name, arguments, write), "ok", None
+            how = SYNTHETIC if write else EXHAUSTED
+        if self.state and not write and status == "ok":
+            response = self._with_state(arguments, response)
+        seq = None if step is None or how is EXHAUSTED else step.seq
+        log.append(ServedCall(len(log), name, arguments, canonical, write, how, seq, response,
+                              status, error))  # fmt: skip
+        if status != "ok":
+            raise ToolCallError(name, status, error)
+        if response is None:
+            return None
+        try:
+            return orjson.loads(response)
+        except orjson.JSONDecodeError:
+            return response
+
+    # -- matching ----------------------------------------------------------------------------
+    def _match(
+        self, name: str, arguments: Any, canonical: bytes, write: bool
+    ) -> tuple[Step | None, str]:
+        digest = hashlib.sha256(canonical).hexdigest()  # the stored step hashes' key
+        used = self._used
+        for step in self._exact.get((name, digest), ()):
+            if step.seq not in used:
+                return step, EXACT
+        unused = [s for s in self._by_tool[name] if s.seq not in self._used]
+        stripped = orjson.loads(canonical)
+        for step in unused:
+            recorded = orjson.loads(self._canonical(parse_json(step.arguments)))
+            left, right = self.normaliser.pair(name, recorded, stripped)
+            if left == right:
+                return step, TOLERANT
+        if not write and unused and self.matching.reads_take_next_unused:
+            return unused[0], NEXT_UNUSED
+        return None, ""
+
+    def _unmatched(self, name: str, arguments: Any, write: bool) -> str | None:
+        """A synthetic receipt for a write (and the state table updated); for a read whose
+        recordings are all used, its last recording again (reads are repeatable)."""
+        calls = self._by_tool[name]
+        if not write:
+            return calls[-1].response
+        n = sum(1 for c in self.log if c.match == SYNTHETIC) + 1
+        template = next((parse_json(c.response) for c in calls if c.status == "ok"), None)
+        receipt = _receipt(template, arguments, f"mock-{name}-{n}")
+        if isinstance(arguments, dict):
+            written = {k: v for k, v in arguments.items() if not is_id_key(k)}
+            for entity in _id_values(arguments):
+                self.state.setdefault(entity, {}).update(written)
+        return orjson.dumps(receipt).decode()
+
+    def _with_state(self, arguments: Any, response: str | None) -> str | None:
+        """A read of an entity a synthetic write changed sees the written fields."""
+        if not self.state:
+            return response
+        hits = [self.state[e] for e in _id_values(arguments) if e in self.state]
+        if not hits:
+            return response
+        value = parse_json(response)
+        if not isinstance(value, dict):
+            value = {}
+        value = copy.deepcopy(value)
+        for written in hits:
+            value.update(written)
+        return orjson.dumps(value).decode()
+
+
+def _id_values(value: Any) -> list[str]:
+    """String values under id-like keys, at any depth."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str | int) and not isinstance(item, bool) and is_id_key(str(key)):
+                found.append(str(item))
+            elif isinstance(item, dict | list):
+                found.extend(_id_values(item))
+    elif isinstance(value, list):
+        for item in value:
+            found.extend(_id_values(item))
+    return found
+
+
+def _receipt(template: Any, arguments: Any, mock_id: str) -> Any:
+    """``template`` (a recorded response) with ids replaced by ``mock_id`` and fields the call
+    gave taken from its arguments."""
+    if not isinstance(template, dict):
+        return {"id": mock_id, "mock": True}
+    args = arguments if isinstance(arguments, dict) else {}
+    out: dict[str, Any] = {}
+    for key, value in template.items():
+        if is_id_key(key) and isinstance(value, str | int) and not isinstance(value, bool):
+            out[key] = args.get(key, mock_id)  # the entity the call named, else a new mock id
+        elif key in args:
+            out[key] = args[key]
+        elif isinstance(value, dict):
+            out[key] = _receipt(value, {}, mock_id)
+        else:
+            out[key] = value
+    out["mock"] = True
+    return out

@@ -1,0 +1,152 @@
+"""`golden replay` (a golden set as a regression gate) and `golden export` (for other tools)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from golden_distill.flows.cli.sets import OptionsOpt, StoreOpt, _guard, _open, _store
+
+REPLAY_HELP = """Replay a golden set against a new agent version and gate the release.
+
+Every tool call the agent makes is served from the recording (never a live system); the clock is
+frozen at the recorded time and randomness is seeded per case. Writes
+`OUT/regression_diff_result.parquet`, `OUT/run_summary.json` and `OUT/report.html`.
+
+Exit code: 0 the gate passes (warnings included), 1 it fails, 2 a usage or data error.
+
+Example:
+
+    golden replay nightly@2026.12.01.1 --store ./golden-store \\
+        --agent my_agent.main:run --out replay-out --gate configs/gate.yaml \\
+        --results sqlite:///replay.db --new-version 2.4.0
+
+The agent is `MODULE:CALLABLE`, a function `agent(case, tools) -> AgentResult`
+(see docs/consuming.md); `golden_distill.datasets.replay.agents:reissue` re-issues the recorded
+calls (a harness check that must pass with zero diffs).
+"""
+
+EXPORT_HELP = """Export a golden set for other replay tools, one JSONL file per case.
+
+`--format chronicle`: agent-chronicle 1.x tool envelopes (load them with
+`agentplane_primitives.models.Envelope` and replay with `chronicle.replay(envelopes)`).
+`--format chat-jsonl`: OpenAI-style transcripts with tool calls (the chat adapter reads them).
+
+Example:
+
+    golden export nightly@latest --store ./golden-store --format chronicle --out chronicle/
+"""
+
+
+def _usage(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def replay_cmd(
+    ref: Annotated[str, typer.Argument(help="The version to replay: name@version or name@alias.")],
+    agent: Annotated[str, typer.Option("--agent", help="The agent: MODULE:CALLABLE.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the results and report.")],
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    funnel: Annotated[
+        str | None, typer.Option("--funnel", help="Only the cases of this funnel.")
+    ] = None,
+    gate: Annotated[
+        Path | None, typer.Option("--gate", help="Gate config (default: the shipped gate.yaml).")
+    ] = None,
+    results: Annotated[
+        str | None,
+        typer.Option("--results", help="Also append rows to sqlite:///x.db or postgresql://..."),
+    ] = None,
+    new_version: Annotated[
+        str | None, typer.Option("--new-version", help="Label of the agent version under test.")
+    ] = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Worker processes.")] = 1,
+) -> None:
+    from golden_distill.datasets.replay.config import SHIPPED_GATE, load_replay_config
+    from golden_distill.datasets.replay.report import render_report
+    from golden_distill.datasets.replay.results import ResultsError, write_outputs, write_sql
+    from golden_distill.datasets.replay.runner import AgentSpecError, load_agent, replay_cases
+    from golden_distill.datasets.sources.evidence_sql import redact_url, sql_dialect
+
+    if results and sql_dialect(results) is None:
+        _usage(f"--results {redact_url(results)}: expected sqlite:///... or postgresql://...")
+    fs = _store(store, storage_options, None)
+    config = _guard(lambda: load_replay_config(gate or SHIPPED_GATE))
+    try:
+        load_agent(agent)
+    except AgentSpecError as exc:
+        _usage(str(exc))
+    golden = _guard(lambda: _open(fs, ref))
+    total = _count(golden, funnel)
+    baseline = f"{golden.name}@{golden.version}"
+
+    def run() -> Any:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        with Progress(
+            TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), transient=True
+        ) as progress:
+            task = progress.add_task("replay", total=total)
+            return replay_cases(
+                golden.cases(funnel=funnel),
+                agent,
+                config,
+                baseline_version=baseline,
+                new_version=new_version,
+                volatile_keys=golden.volatile_keys,
+                jobs=jobs,
+                on_case=lambda _: progress.advance(task),
+            )
+
+    replay = _guard(run)
+    write_outputs(replay, out)
+    (out / "report.html").write_text(render_report(replay), encoding="utf-8")
+    if results:
+        try:
+            write_sql(replay, results)
+        except ResultsError as exc:
+            _usage(str(exc))
+    diffs = sum(len(r.check.diffs) for r in replay.runs)
+    typer.echo(
+        f"{baseline}: {len(replay.runs)} cases, {diffs} diffs, gate {replay.gate.verdict.upper()}"
+    )
+    for line in replay.gate.lines:
+        if line.crossed:
+            typer.echo(f"  {line.describe()}")
+    typer.echo(f"  report: {out / 'report.html'}")
+    raise typer.Exit(replay.exit_code)
+
+
+def _count(golden: Any, funnel: str | None) -> int | None:
+    if funnel is None:
+        return len(golden)
+    return golden.manifest["counts"].get("per_funnel", {}).get(funnel, 0)
+
+
+def export_cmd(
+    ref: Annotated[str, typer.Argument(help="The version: name@version or name@alias.")],
+    fmt: Annotated[str, typer.Option("--format", help="chronicle | chat-jsonl")],
+    out: Annotated[Path, typer.Option("--out", help="Folder: one <case_id>.jsonl per case.")],
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    funnel: Annotated[
+        str | None, typer.Option("--funnel", help="Only the cases of this funnel.")
+    ] = None,
+) -> None:
+    from golden_distill.datasets.replay.export import FORMATS, export_cases
+
+    if fmt not in FORMATS:
+        _usage(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
+    fs = _store(store, storage_options, None)
+    golden = _guard(lambda: _open(fs, ref))
+    written = _guard(lambda: sum(1 for _ in export_cases(golden.cases(funnel=funnel), fmt, out)))
+    typer.echo(f"{golden.name}@{golden.version}: {written} cases written to {out} ({fmt})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replay", help=REPLAY_HELP)(replay_cmd)
+    app.command("export", help=EXPORT_HELP)(export_cmd)

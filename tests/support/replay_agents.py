@@ -1,0 +1,106 @@
+"""Agents for the replay tests: the re-issuing agent and one mutation each of what a regression
+looks like (a dropped write, a changed amount, two writes swapped, an unrecorded tool, an added
+read, another final state). Importable by name (``replay_agents:drop_write``) for the CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any
+
+from golden_distill.datasets.replay import AgentResult, ReplayInput, ToolCallError, ToolStub
+from golden_distill.datasets.replay.agents import reissue
+
+_AMOUNT = re.compile(r"amount|total|price", re.IGNORECASE)
+UNRECORDED_TOOL = "zz_unrecorded_tool"
+
+
+def _end(case: ReplayInput, **changes: Any) -> AgentResult:
+    result = AgentResult(case.recorded_final_state, case.recorded_answer, case.intent)
+    for key, value in changes.items():
+        setattr(result, key, value)
+    return result
+
+
+def _call_all(tools: ToolStub, calls: list[tuple[str, Any]]) -> None:
+    for name, arguments in calls:
+        with contextlib.suppress(ToolCallError):
+            tools.call(name, arguments)
+
+
+def writes(case: ReplayInput) -> list[int]:
+    return [i for i, c in enumerate(case.baseline_calls) if c.is_write]
+
+
+def amount_path(value: Any) -> list[Any] | None:
+    """The path to the first numeric amount-like leaf, if any."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _AMOUNT.search(str(key)) and isinstance(item, int | float) and item:
+                return [key]
+            sub = amount_path(item)
+            if sub is not None:
+                return [key, *sub]
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            sub = amount_path(item)
+            if sub is not None:
+                return [i, *sub]
+    return None
+
+
+def _calls(case: ReplayInput) -> list[tuple[str, Any]]:
+    return [(c.name, c.arguments) for c in case.baseline_calls]
+
+
+def drop_write(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    calls = _calls(case)
+    first = writes(case)[0]
+    _call_all(tools, calls[:first] + calls[first + 1 :])
+    return _end(case)
+
+
+def change_amount(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    import copy
+
+    calls = _calls(case)
+    for i in writes(case):
+        path = amount_path(calls[i][1])
+        if path is not None:
+            args = copy.deepcopy(calls[i][1])
+            holder = args
+            for part in path[:-1]:
+                holder = holder[part]
+            holder[path[-1]] = holder[path[-1]] * 2 + 1
+            calls[i] = (calls[i][0], args)
+            break
+    _call_all(tools, calls)
+    return _end(case)
+
+
+def swap_writes(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    calls = _calls(case)
+    a, b = writes(case)[:2]
+    calls[a], calls[b] = calls[b], calls[a]
+    _call_all(tools, calls)
+    return _end(case)
+
+
+def unrecorded_tool(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    _call_all(tools, [*_calls(case), (UNRECORDED_TOOL, {"x": 1})])
+    return _end(case)
+
+
+def add_read(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    read = next(c for c in case.baseline_calls if not c.is_write)
+    _call_all(tools, [*_calls(case), (read.name, read.arguments)])
+    return _end(case)
+
+
+def other_state(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    reissue(case, tools)
+    return _end(case, final_state="SOMETHING_ELSE_ENTIRELY")
+
+
+__all__ = ["add_read", "change_amount", "drop_write", "other_state", "reissue", "swap_writes",
+           "unrecorded_tool"]  # fmt: skip
