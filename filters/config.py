@@ -15,7 +15,14 @@ from golden_distill.datasets.schema import STEP_KINDS, STEP_STATUSES
 from golden_distill.datasets.sources.tool_catalogue import PREFIX_SYSTEMS
 from golden_distill.filters.json_paths import parse_path
 
-DEFAULT_AMOUNT_PATHS = ["amount", "total", "totalAmount", "payment.amount", "items[*].amount"]
+DEFAULT_AMOUNT_PATHS = [
+    "amount",
+    "total",
+    "totalAmount",
+    "payment.amount",
+    "items[*].amount",
+    "payment_methods[*].amount",
+]
 DEFAULT_HANDOFF_TOOLS = ["transfer_to_human_agents", "handoff_to_human", "escalate_to_human"]
 DEFAULT_ALTERNATIVES = {"erp_get_order": ["erp_search_orders"]}
 
@@ -88,6 +95,12 @@ class HighValueMutatingConfig(StrictModel):
         ge=1,
         description="Runs with at least this many retries (a call repeating a tool "
         "whose previous call failed) qualify. null disables.",
+    )
+    good_reward_above: float | None = Field(
+        None,
+        description="When set, a run with a recorded reward is only a member when reward > "
+        "this (a failed run's writes are not behaviour to replay as right); runs without a "
+        "reward are unaffected. null (default) ignores rewards.",
     )
     tool_systems: dict[str, str] = Field(
         default_factory=dict,

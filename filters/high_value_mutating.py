@@ -4,7 +4,9 @@ Member when the run made at least ``min_write_calls`` writes (is_mutating steps 
 status) AND at least one of: the writes touched >= ``min_systems`` distinct systems; a write's
 amount (largest number at ``amount_paths``) >= ``amount_threshold``; the run is complex (>=
 ``min_steps`` steps, more steps than the batch's ``steps_percentile``, >= ``min_distinct_tools``
-distinct tools, or >= ``min_retries`` retries).
+distinct tools, or >= ``min_retries`` retries); with ``good_reward_above`` set, a run with a
+recorded reward must also have reward above it. ``min_systems: 1`` lets single-system writes
+qualify (each tau-bench environment is one system).
 
 Contribution to value_score: ``weight x (criteria met)`` where the criteria are systems, amount
 and complexity, so 1 to 3.
@@ -38,7 +40,7 @@ class HighValueMutatingFunnel(Funnel):
                 max_amount=pl.col("amount").max(),
             )
         )
-        scores = inputs.cases.select("case_id", "n_steps").join(
+        scores = inputs.cases.select("case_id", "n_steps", "out_reward").join(
             writes, on="case_id", how="left", maintain_order="left"
         )
         figures = []  # per-call figures cost a pass over every step: only when configured
@@ -87,6 +89,11 @@ class HighValueMutatingFunnel(Funnel):
         retries_ok = pl.col("retries") >= cfg.min_retries if cfg.min_retries is not None else false
         complex_ok = steps_ok | pct_ok | tools_ok | retries_ok
         member = (pl.col("n_writes") >= cfg.min_write_calls) & (systems_ok | amount_ok | complex_ok)
+        reward_ok = None
+        if cfg.good_reward_above is not None:
+            reward = pl.col("out_reward")
+            reward_ok = reward.is_null() | (reward > cfg.good_reward_above)
+            member = member & reward_ok
 
         base = plural(pl.col("n_writes"), "write call")
         across = pl.when(n_systems > 0).then(
@@ -122,6 +129,16 @@ class HighValueMutatingFunnel(Funnel):
                 pl.format("{} retries >= {}", "retries", pl.lit(cfg.min_retries))
             ),
         ]
+        if reward_ok is not None:
+            pieces.append(
+                pl.when(pl.col("out_reward").is_not_null()).then(
+                    pl.format(
+                        "reward {} > {}",
+                        pl.col("out_reward").round(2),
+                        pl.lit(format_number(cfg.good_reward_above or 0)),
+                    )
+                )
+            )
         met = systems_ok.cast(pl.Int32) + amount_ok.cast(pl.Int32) + complex_ok.cast(pl.Int32)
         return scores.select(
             "case_id",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from golden_distill.datasets.quarantine import quarantine_hint
+
 
 def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
@@ -39,7 +41,9 @@ def render_preview(report: dict[str, Any]) -> str:
         f"wall {t['wall_seconds']:.1f} s)",
     ]
     if "ingest" in report and report["ingest"].get("quarantined"):
-        lines.append(f"quarantined while reading: {_counts(report['ingest']['quarantined'])}")
+        quarantined = report["ingest"]["quarantined"]
+        lines.append(f"quarantined while reading: {_counts(quarantined)}")
+        lines += [f"  hint ({r}): {h}" for r in quarantined if (h := quarantine_hint(r))]
     lines.append(
         f"selected {_n(p['selected'])} of {_n(p['candidates'])} candidates ({_n(p['cases'])} cases)"
     )

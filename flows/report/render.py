@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from golden_distill.datasets.quarantine import quarantine_hint
 from golden_distill.flows.report.svg import bar_chart
 
 CSS = """
@@ -120,6 +121,12 @@ def _change(stats: dict[str, Any]) -> str:
     )
 
 
+def _hints(quarantined: dict[str, Any] | None) -> str:
+    """The setting that would keep each family of quarantined records, when one exists."""
+    hints = [(r, h) for r in sorted(quarantined or {}) if (h := quarantine_hint(r))]
+    return "".join(f"<p class='muted'>{escape(r)}: {escape(h)}</p>" for r, h in hints)
+
+
 def _stage_times(stats: dict[str, Any]) -> str:
     seconds = stats.get("stage_seconds") or {}
     items = [(k, round(float(v), 2)) for k, v in seconds.items()]
@@ -162,7 +169,8 @@ def render_report(stats: dict[str, Any]) -> str:
         _section("From recordings to golden cases", _flow_table(stats)),
         _mapping_section(
             "Quarantined while reading, per reason", stats.get("quarantined"), 1, "reason"
-        ),
+        )
+        + _hints(stats.get("quarantined")),
         _section(
             "Funnels",
             bar_chart("candidates per funnel", _items(stats.get("funnels"))),
