@@ -229,15 +229,16 @@ class QuotasConfig(StrictModel):
         description="Seed of the tie-breaking hash: same input + config + seed = "
         "same selection, whatever the shard order.",
     )
-    per_funnel_max: dict[str, int] = Field(
+    per_funnel_max: dict[str, float] = Field(
         default_factory=dict,
-        description="Funnel name -> most kept cases that carry it.",
+        description="Funnel name -> most published cases that carry it: a whole number >= 1 is "
+        "absolute; a value in (0, 1) is a fraction of the published set (after dedup).",
     )
     per_tenant_max: float | None = Field(
         None,
         gt=0,
-        description="Most kept cases per tenant: a whole number >= 1 is absolute; "
-        "a value in (0, 1) is a fraction of the selection the funnel caps leave. null: no cap.",
+        description="Most published cases per tenant: a whole number >= 1 is absolute; "
+        "a value in (0, 1) is a fraction of the published set (after dedup). null: no cap.",
     )
     max_cases: int | None = Field(None, ge=1, description="Most kept cases overall. null: no cap.")
     stratify_by_signature: bool = Field(
@@ -255,10 +256,14 @@ class QuotasConfig(StrictModel):
 
     @field_validator("per_funnel_max")
     @classmethod
-    def _positive(cls, caps: dict[str, int]) -> dict[str, int]:
+    def _positive(cls, caps: dict[str, float]) -> dict[str, float]:
         for name, cap in caps.items():
             if cap < 0:
                 raise ValueError(f"{name}: must be >= 0 (got {cap})")
+            if cap >= 1 and cap != int(cap):
+                raise ValueError(
+                    f"{name}: a whole number >= 1 (absolute) or a fraction in (0, 1) (got {cap})"
+                )
         return caps
 
 

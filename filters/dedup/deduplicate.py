@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from golden_distill.filters.dedup.borderline import borderline_members
 from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA, cluster, cluster_id_for
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.report import DedupReport, build_report
@@ -92,6 +93,7 @@ def deduplicate(
         excluded_case_ids=excluded,
         largest=cfg.report_largest,
         stats=stats,
+        borderline=borderline_members(table, cfg).to_dicts(),
     )
     return DedupResult(
         representatives=attach_clusters(rows, kept),

@@ -22,6 +22,13 @@ class LargestCluster:
     near_members: int
     max_distance: float
     trajectory: str  # normalised tool path: name:status:W|R tokens
+    outcome: str = ""  # the representative's outcome label (reward, hand-off)
+    #: every member (up to MEMBERS_SHOWN): case_id, role, merged_by, distance, outcome
+    members: list[dict[str, Any]] = field(default_factory=list)
+
+
+#: Members listed per large cluster (the rest are counted in ``size``).
+MEMBERS_SHOWN = 25
 
 
 @dataclass(slots=True)
@@ -37,6 +44,8 @@ class DedupReport:
     removed_per_funnel: dict[str, int]
     largest: list[LargestCluster] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    #: near-duplicate members at the edge of the threshold (see borderline.py)
+    borderline: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (histogram keys as strings)."""
@@ -68,7 +77,11 @@ def _removed_per_funnel(signatures: pl.DataFrame, removed_ids: pl.Series) -> dic
     return dict(zip(per.get_column("funnels"), per.get_column("n"), strict=True))
 
 
-def _largest(clusters: pl.DataFrame, signatures: pl.DataFrame, top: int) -> list[LargestCluster]:
+def largest_clusters(
+    clusters: pl.DataFrame, signatures: pl.DataFrame, top: int
+) -> list[LargestCluster]:
+    """The ``top`` largest clusters (2+ members) with their tool path and members: ids, role,
+    how they were merged, distance to the representative and outcome (never request text)."""
     if top == 0:
         return []
     per = (
@@ -84,12 +97,37 @@ def _largest(clusters: pl.DataFrame, signatures: pl.DataFrame, top: int) -> list
         .sort(["size", "cluster_id"], descending=[True, False])
         .head(top)
         .join(
-            signatures.select(pl.col("case_id").alias("rep"), "trajectory"),
+            signatures.select(
+                pl.col("case_id").alias("rep"), "trajectory", _outcome(signatures)
+            ).unique("rep", keep="first"),
             on="rep",
             how="left",
         )
         .sort(["size", "cluster_id"], descending=[True, False])
     )
+    shown = per.get_column("cluster_id")
+    members = (
+        clusters.filter(pl.col("cluster_id").is_in(shown.implode()))
+        .join(
+            signatures.select("case_id", _outcome(signatures)).unique("case_id", keep="first"),
+            on="case_id",
+            how="left",
+        )
+        .sort(["cluster_id", "rank"])
+        .group_by("cluster_id", maintain_order=True)
+        .agg(
+            pl.struct(
+                "case_id",
+                "role",
+                "merged_by",
+                distance=pl.col("distance_to_representative").round(4),
+                outcome=pl.col("outcome").fill_null(""),
+            )
+            .head(MEMBERS_SHOWN)
+            .alias("members")
+        )
+    )
+    listed = dict(zip(members["cluster_id"], members["members"].to_list(), strict=True))
     return [
         LargestCluster(
             cluster_id=r["cluster_id"],
@@ -98,9 +136,17 @@ def _largest(clusters: pl.DataFrame, signatures: pl.DataFrame, top: int) -> list
             near_members=int(r["near"]),
             max_distance=round(float(r["max_distance"] or 0.0), 4),
             trajectory=r["trajectory"] or "",
+            outcome=r["outcome"] or "",
+            members=listed.get(r["cluster_id"], []),
         )
         for r in per.iter_rows(named=True)
     ]
+
+
+def _outcome(signatures: pl.DataFrame) -> pl.Expr:
+    if "outcome" in signatures.columns:
+        return pl.col("outcome")
+    return pl.lit("", dtype=pl.String).alias("outcome")
 
 
 def build_report(
@@ -111,6 +157,7 @@ def build_report(
     excluded_case_ids: Iterable[str] = (),
     largest: int = 10,
     stats: dict[str, Any] | None = None,
+    borderline: list[dict[str, Any]] | None = None,
 ) -> DedupReport:
     """The report for one dedup run (``kept`` from ``choose_representatives``).
 
@@ -132,6 +179,7 @@ def build_report(
         replaced_representatives=int(kept.get_column("replaces_excluded").sum()),
         size_histogram=_histogram(clusters),
         removed_per_funnel=_removed_per_funnel(signatures, removed.get_column("case_id")),
-        largest=_largest(clusters, signatures, largest),
+        largest=largest_clusters(clusters, signatures, largest),
         stats=stats or {},
+        borderline=borderline or [],
     )

@@ -127,6 +127,37 @@ def _hints(quarantined: dict[str, Any] | None) -> str:
     return "".join(f"<p class='muted'>{escape(r)}: {escape(h)}</p>" for r, h in hints)
 
 
+def _largest_clusters(stats: dict[str, Any]) -> str:
+    """Each large cluster: its tool path and outcome, then every member (kept or dropped)."""
+    parts = []
+    for c in stats.get("largest_clusters") or []:
+        parts.append(
+            f"<h3>{escape(c['cluster_id'])}: {int(c['size'])} runs, "
+            f"{escape(c.get('outcome') or 'ok')}</h3>"
+            f"<p class='muted'>tool path: <code>{escape(c.get('trajectory') or '')}</code></p>"
+        )
+        rows = [
+            (m["case_id"], m["role"], m["merged_by"], float(m["distance"]), m.get("outcome") or "")
+            for m in c.get("members") or []
+        ]
+        parts.append(_table(("case", "role", "merged by", "distance", "outcome"), rows))
+    return "".join(parts)
+
+
+def _borderline(stats: dict[str, Any]) -> str:
+    rows = [
+        (b["cluster_id"], b["case_id"], b["representative"], float(b["distance"]))
+        for b in stats.get("borderline") or []
+    ]
+    if not rows:
+        return ""
+    note = (
+        "<p class='muted'>Members merged at the edge of dedup.distance_threshold (within "
+        "dedup.borderline_band): a tighter threshold would keep them apart.</p>"
+    )
+    return note + _table(("cluster", "case", "representative", "distance"), rows)
+
+
 def _stage_times(stats: dict[str, Any]) -> str:
     seconds = stats.get("stage_seconds") or {}
     items = [(k, round(float(v), 2)) for k, v in seconds.items()]
@@ -187,6 +218,8 @@ def render_report(stats: dict[str, Any]) -> str:
             "reason",
         ),
         _mapping_section("Dedup: clusters by size", sizes, 3, "cluster size", by_key=True),
+        _section("Dedup: largest clusters and their members", _largest_clusters(stats)),
+        _section("Dedup: borderline merges", _borderline(stats)),
         _mapping_section("Redaction: entities replaced", stats.get("redaction"), 4, "entity type"),
         _mapping_section(
             "Quarantined by redaction, per reason", stats.get("redaction_quarantined"), 1, "reason"

@@ -14,6 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.filters.selection import Chosen
+from golden_distill.filters.selection import choose as choose_cases
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.source_files import display_uri
@@ -31,35 +33,44 @@ def load_signatures(results: list[ShardResult], kept: pl.Series) -> pl.DataFrame
     return pl.concat(frames, how="vertical_relaxed").filter(pl.col("case_id").is_in(kept.implode()))
 
 
-def apply_quotas(
-    decisions: pl.DataFrame, config: PipelineConfig
-) -> tuple[pl.Series, dict[str, Any]]:
-    """Case ids the quotas keep over the whole batch, and the funnel stage's counts."""
-    from golden_distill.filters.runner import SELECTED, decide_selection
+def choose(
+    decisions: pl.DataFrame, clusters: pl.DataFrame | None, config: PipelineConfig, excluded: set
+) -> Chosen:
+    """Representatives of the clusters (minus ``excluded``), then quotas over them."""
+    return choose_cases(decisions, clusters, config.funnels, config.dedup, excluded)
+
+
+def selection_counts(chosen: Chosen, config: PipelineConfig) -> dict[str, Any]:
+    """The funnel, dedup and quota counts of a selection, for the report and the manifest."""
     from golden_distill.filters.selection_stats import selection_stats
 
-    decided = decide_selection(decisions, config.funnels)
-    counts = selection_stats(decided, config.funnels)
-    kept = decided.filter(pl.col("status") == SELECTED).get_column("case_id")
+    counts = selection_stats(chosen.decisions, config.funnels)
     dropped = counts.get("dropped", {})
-    stats = {
+    return {
         "funnels": counts.get("members", {}),
         "funnel_overlaps": {k.replace("&", "+"): v for k, v in counts.get("overlaps", {}).items()},
         "cut_by_quotas": {
             k.removeprefix("quota:"): v for k, v in dropped.items() if k.startswith("quota:")
         },
-        "not_selected": {k: v for k, v in dropped.items() if not k.startswith("quota:")},
+        "not_selected": {
+            k: v for k, v in dropped.items() if not k.startswith(("quota:", "dedup:", "redaction:"))
+        },
         "quota_cuts_per_funnel": counts.get("quota_cuts_per_funnel", {}),
-        "after_quotas": int(kept.len()),
+        "removed_by_dedup": sum(v for k, v in dropped.items() if k.startswith("dedup:")),
+        "after_quotas": chosen.representatives.height,
+        "shares": chosen.shares,
     }
-    return kept, stats
 
 
 def deduplicate(
     signatures: pl.DataFrame, config: PipelineConfig
 ) -> tuple[pl.DataFrame | None, dict[str, Any]]:
     """The cluster table of the kept cases (None when dedup is off) and its counts."""
+    from dataclasses import asdict
+
+    from golden_distill.filters.dedup.borderline import borderline_members
     from golden_distill.filters.dedup.cluster import cluster
+    from golden_distill.filters.dedup.report import largest_clusters
 
     cfg = config.dedup
     if not cfg.enabled or signatures.height == 0:
@@ -81,27 +92,12 @@ def deduplicate(
             "merged_exact": clustering.stats.merged_exact,
             "merged_near": clustering.stats.merged_near,
         },
+        "largest_clusters": [
+            asdict(c) for c in largest_clusters(clustering.table, signatures, cfg.report_largest)
+        ],
+        "borderline": borderline_members(clustering.table, cfg).head(100).to_dicts(),
     }
     return clustering.table, stats
-
-
-def representatives(
-    clusters: pl.DataFrame | None, kept: pl.Series, excluded: set[str], config: PipelineConfig
-) -> pl.DataFrame:
-    """The cases to publish (case_id, cluster_id, cluster_size): the best members of each
-    cluster that are not ``excluded`` (refused by redaction); every kept case without dedup."""
-    from golden_distill.filters.dedup.representatives import choose_representatives
-
-    if clusters is None:
-        frame = pl.DataFrame({"case_id": kept}).filter(~pl.col("case_id").is_in(list(excluded)))
-        return frame.with_columns(
-            pl.lit(None, dtype=pl.String).alias("cluster_id"),
-            pl.lit(None, dtype=pl.Int32).alias("cluster_size"),
-        )
-    chosen = choose_representatives(
-        clusters, excluded_case_ids=excluded, keep_per_cluster=config.dedup.keep_per_cluster
-    )
-    return chosen.select("case_id", "cluster_id", "cluster_size")
 
 
 def write_publish_parts(

@@ -1,4 +1,5 @@
-"""The global step: quotas over every shard's decisions, then clustering of the kept cases.
+"""The global step: clustering of every shard's candidates, then quotas over the representatives
+(``filters.selection``, the same code `golden preview` runs).
 
 Only small columns travel here (ids, tenant, funnels, score, trajectory signature) and the dedup
 signatures; whole cases stay in the shard files until the redact task reads the chosen ones.
@@ -22,11 +23,11 @@ from golden_distill.flows.tasks.jobs import ShardResult
 
 @dataclass
 class Selection:
-    """What quotas kept, the clusters among them, and the current representatives."""
+    """Every case's decision, the clusters among the candidates, and the representatives."""
 
-    kept: pl.Series  # case ids the quotas keep
+    decisions: pl.DataFrame  # one small row per case, with status (see filters.selection)
     clusters: pl.DataFrame | None  # the cluster table (None: dedup off)
-    representatives: pl.DataFrame  # case_id, cluster_id, cluster_size
+    representatives: pl.DataFrame  # case_id, cluster_id, cluster_size, priority
     excluded: set[str] = field(default_factory=set)  # refused by redaction
     stats: dict[str, Any] = field(default_factory=dict)
 
@@ -35,11 +36,12 @@ class Selection:
         return self.representatives.height
 
     def exclude(self, case_ids: set[str], config: PipelineConfig) -> None:
-        """Drop cases redaction refused; the next member of each cluster takes their place."""
+        """Drop cases redaction refused; the next member of each cluster takes their place
+        (and the quotas are applied again to the new representatives)."""
         self.excluded |= case_ids
-        self.representatives = global_steps.representatives(
-            self.clusters, self.kept, self.excluded, config
-        )
+        chosen = global_steps.choose(self.decisions, self.clusters, config, self.excluded)
+        self.decisions, self.representatives = chosen.decisions, chosen.representatives
+        self.stats.update(global_steps.selection_counts(chosen, config))
 
 
 def selection_cache_key(shard_keys: list[str | None], config: PipelineConfig) -> str | None:
@@ -61,22 +63,25 @@ def _select_cache_key(context: object, parameters: dict[str, Any]) -> str | None
 def select_cases(
     results: list[ShardResult], config: PipelineConfig, cache_key: str | None = None
 ) -> Selection:
-    """Apply quotas to the union of shard candidates, then cluster and pick representatives.
+    """Cluster the union of shard candidates, pick representatives, then apply the quotas.
 
     Cached under ``cache_key`` (see ``selection_cache_key``): a rerun over unchanged shards
     skips the global dedup too."""
     try:
         decisions = global_steps.load_decisions(results)
-        kept, quota_stats = global_steps.apply_quotas(decisions, config)
-    except Exception as exc:
-        raise StageError("select", describe(exc)) from None
-    try:
-        signatures = global_steps.load_signatures(results, kept)
+        candidates = decisions.filter(pl.col("candidate")).get_column("case_id")
+        signatures = global_steps.load_signatures(results, candidates)
         clusters, dedup_stats = global_steps.deduplicate(signatures, config)
-        reps = global_steps.representatives(clusters, kept, set(), config)
     except Exception as exc:
         raise StageError("dedup", describe(exc)) from None
-    dedup_stats["removed_by_dedup"] = int(kept.len()) - reps.height
+    try:
+        chosen = global_steps.choose(decisions, clusters, config, set())
+        stats = {**dedup_stats, **global_steps.selection_counts(chosen, config)}
+    except Exception as exc:
+        raise StageError("select", describe(exc)) from None
     return Selection(
-        kept=kept, clusters=clusters, representatives=reps, stats={**quota_stats, **dedup_stats}
+        decisions=chosen.decisions,
+        clusters=clusters,
+        representatives=chosen.representatives,
+        stats=stats,
     )
