@@ -125,7 +125,13 @@ def preview_command(
     ] = None,
     examples: Annotated[int, typer.Option(min=0, help="Example case ids per funnel.")] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    ids_out: Annotated[
+        Path | None,
+        typer.Option("--ids-out", help="Write the selected case ids here, one per line."),
+    ] = None,
 ) -> None:
+    import polars as pl
+
     from golden_distill.filters.preview import diff_report, preview_report
     from golden_distill.flows.cli.preview_text import render_diff, render_preview
 
@@ -155,6 +161,9 @@ def preview_command(
             read_seconds += t1 - t0
             select_seconds += time.perf_counter() - t1
             results.append((cases, decided, clusters))
+        if ids_out is not None:
+            selected = results[0][1].filter(pl.col("status") == "selected")
+            ids_out.write_text("".join(f"{c}\n" for c in sorted(selected["case_id"].to_list())))
         report: dict[str, Any] = {
             "config": str(config or "configs/nightly.yaml (shipped)"),
             "preview": preview_report(
