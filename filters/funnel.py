@@ -11,6 +11,8 @@ Adding a funnel = one file with one ``Funnel`` subclass + one test file + one re
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import polars as pl
@@ -22,12 +24,29 @@ from golden_distill.filters.inputs import FunnelInputs
 RESULT_COLUMNS = ("case_id", "member", "reason", "contribution")
 
 
+@dataclass(frozen=True, slots=True)
+class BatchFigure:
+    """A figure over the *whole* batch (every shard) that a funnel compares each case with, such
+    as a percentile of run lengths. The runner computes it once from the per-case ``column`` of
+    ``score_cases`` output (``compute(values, config)``, None when the config does not use it).
+    A shard scored before the figure is known uses ``permissive`` instead, a value that lets
+    every case pass the criterion, so its candidates are a superset; the global step then
+    re-scores those candidates with the real figure (``runner.rescore``)."""
+
+    name: str
+    column: str
+    compute: Callable[[pl.Series, FunnelsConfig], float | None]
+    permissive: float
+
+
 class Funnel(ABC):
     """One selection funnel. ``role`` is ``select`` (a case in any select funnel is a candidate)
     or ``gate`` (a candidate must pass every gate; gates run last)."""
 
     name: ClassVar[str]
     role: ClassVar[Literal["select", "gate"]] = "select"
+    #: Batch-wide figures this funnel compares cases with (see BatchFigure).
+    figures: ClassVar[tuple[BatchFigure, ...]] = ()
 
     def __init__(self, config: FunnelsConfig) -> None:
         self.config = config

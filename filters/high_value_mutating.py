@@ -18,12 +18,31 @@ from typing import ClassVar
 
 import polars as pl
 
-from golden_distill.filters.funnel import Funnel, format_amount, format_number, plural
+from golden_distill.filters.config import FunnelsConfig
+from golden_distill.filters.funnel import (
+    BatchFigure,
+    Funnel,
+    format_amount,
+    format_number,
+    plural,
+)
 from golden_distill.filters.inputs import FunnelInputs
+
+
+def _steps_threshold(n_steps: pl.Series, config: FunnelsConfig) -> float | None:
+    """The ``steps_percentile`` of the batch's run lengths (None when the criterion is off)."""
+    cfg = config.high_value_mutating
+    if not cfg.enabled or cfg.steps_percentile is None:
+        return None
+    value = n_steps.fill_null(0).quantile(cfg.steps_percentile / 100, "linear")
+    return float(value) if value is not None else float("inf")
 
 
 class HighValueMutatingFunnel(Funnel):
     name: ClassVar[str] = "high_value_mutating"
+    figures = (
+        BatchFigure("steps_threshold", "n_steps", _steps_threshold, permissive=float("-inf")),
+    )
 
     def score(self, inputs: FunnelInputs) -> pl.LazyFrame:
         cfg = self.config.high_value_mutating

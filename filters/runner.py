@@ -24,7 +24,7 @@ from golden_distill.filters.case_source import (
     iter_case_batches,
 )
 from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.funnel import Funnel
+from golden_distill.filters.funnel import BatchFigure, Funnel
 from golden_distill.filters.inputs import build_inputs
 from golden_distill.filters.quotas import apply_quotas
 from golden_distill.filters.registry import build_funnels
@@ -47,17 +47,61 @@ class SelectionResult:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-def batch_figures(lf: pl.LazyFrame, config: FunnelsConfig) -> dict[str, float]:
-    """Batch-wide figures some funnels compare against (computed before the per-batch pass)."""
-    pct = config.high_value_mutating.steps_percentile
-    if not config.high_value_mutating.enabled or pct is None:
+def declared_figures(config: FunnelsConfig) -> list[BatchFigure]:
+    """The batch-wide figures the enabled funnels declare."""
+    return [fig for funnel in build_funnels(config) for fig in funnel.figures]
+
+
+def figures_from(scored: pl.DataFrame, config: FunnelsConfig) -> dict[str, float]:
+    """Each declared figure computed over ``scored`` (``score_cases`` rows of the whole batch,
+    e.g. every shard's decisions); figures the config does not use are left out."""
+    out: dict[str, float] = {}
+    for fig in declared_figures(config):
+        value = fig.compute(scored.get_column(fig.column), config)
+        if value is not None:
+            out[fig.name] = value
+    return out
+
+
+def permissive_figures(config: FunnelsConfig) -> dict[str, float]:
+    """Figures that let every case pass (for a shard scored before the batch is known), only
+    for the figures the config uses: ``{}`` when none is needed."""
+    probe = pl.Series([0], dtype=pl.Float64)
+    return {
+        fig.name: fig.permissive
+        for fig in declared_figures(config)
+        if fig.compute(probe, config) is not None
+    }
+
+
+def batch_figures(source: Source, config: FunnelsConfig) -> dict[str, float]:
+    """Batch-wide figures over whole cases (a scoring pass, only when a figure is used)."""
+    permissive = permissive_figures(config)
+    if not permissive:
         return {}
-    value = (
-        lf.select(pl.col("steps").list.len().fill_null(0).quantile(pct / 100, "linear"))
-        .collect()
-        .item()
-    )
-    return {"steps_threshold": float(value) if value is not None else float("inf")}
+    return figures_from(score_cases(source, config, figures=permissive), config)
+
+
+def needs_rescore(decisions: pl.DataFrame) -> pl.Expr:
+    """Rows a permissive shard pass may have scored wrongly: in some select funnel (candidates
+    and gated cases). A case in no funnel under permissive figures is in none under any."""
+    return pl.col("status") != NO_FUNNEL
+
+
+def rescore(
+    decisions: pl.DataFrame,
+    cases: Source,
+    config: FunnelsConfig,
+    figures: dict[str, float],
+) -> pl.DataFrame:
+    """``decisions`` with the rows of ``cases`` (the rows ``needs_rescore`` marks, read back
+    from the shards) scored again with the whole batch's ``figures``: the second half of the
+    two-phase funnel pass when a funnel uses a batch-wide figure."""
+    fresh = score_cases(cases, config, figures=figures)
+    fresh = fresh.select([c for c in decisions.columns if c in fresh.columns])
+    ids = fresh.get_column("case_id").implode()
+    kept = decisions.filter(~pl.col("case_id").is_in(ids))
+    return pl.concat([kept, fresh], how="diagonal_relaxed")
 
 
 def _json_string(expr: pl.Expr) -> pl.Expr:
@@ -155,12 +199,13 @@ def score_cases(
 
     ``details`` adds tools and systems (lists), why_<funnel> (reason, or a gate's refusal code)
     and score_<funnel> (contribution): for previews and tests, not needed by the flow.
-    ``figures``: batch-wide figures (``batch_figures`` over *all* shards) when scoring one shard
-    of a larger batch; by default they are computed from ``source`` itself."""
+    ``figures``: batch-wide figures (``figures_from`` over *all* shards' rows) when scoring one
+    shard of a larger batch, or ``permissive_figures`` for the shard pass of the flow; by
+    default they are computed from ``source`` itself."""
     funnels = build_funnels(config)
     lf = as_lazy(source)
     if figures is None:
-        figures = batch_figures(lf, config)
+        figures = batch_figures(source, config)
     parts = [
         _decide_batch(b, funnels, config, figures, details)
         for b in iter_case_batches(source, config, batch_rows)

@@ -28,9 +28,43 @@ def load_decisions(results: list[ShardResult]) -> pl.DataFrame:
     return pl.concat([pl.read_parquet(r.decisions_path) for r in results], how="diagonal_relaxed")
 
 
+def batch_wide(
+    decisions: pl.DataFrame, results: list[ShardResult], config: PipelineConfig
+) -> pl.DataFrame:
+    """When a funnel compares cases with a batch-wide figure (a percentile of the whole batch),
+    compute it once over every shard's decisions and re-score the rows the shards kept for it
+    (scored permissively per shard); otherwise the decisions as they are."""
+    from golden_distill.filters.case_source import read_cases
+    from golden_distill.filters.runner import (
+        figures_from,
+        needs_rescore,
+        permissive_figures,
+        rescore,
+    )
+
+    if not permissive_figures(config.funnels):
+        return decisions
+    figures = figures_from(decisions, config.funnels)
+    ids = decisions.filter(needs_rescore(decisions)).get_column("case_id")
+    rows = read_cases([r.candidates_path for r in results], config.funnels)
+    rows = rows.filter(pl.col("case_id").is_in(ids.implode()))
+    return rescore(decisions, rows, config.funnels, figures)
+
+
 def load_signatures(results: list[ShardResult], kept: pl.Series) -> pl.DataFrame:
     frames = [pl.read_parquet(r.signatures_path) for r in results]
     return pl.concat(frames, how="vertical_relaxed").filter(pl.col("case_id").is_in(kept.implode()))
+
+
+def with_decided_scores(signatures: pl.DataFrame, decisions: pl.DataFrame) -> pl.DataFrame:
+    """Signatures carrying the global decisions' value_score and funnels (what ranks cluster
+    members), not the shard pass's."""
+    scores = decisions.filter(pl.col("candidate")).unique("case_id", keep="first")
+    return (
+        signatures.drop("value_score", "funnels")
+        .join(scores.select("case_id", "value_score", "funnels"), on="case_id", how="left")
+        .select(signatures.columns)
+    )
 
 
 def choose(
@@ -118,7 +152,7 @@ def write_publish_parts(
         frame = (
             pl.scan_parquet(path)
             .filter(pl.col("case_id").is_in(ids.implode()))
-            .drop("cluster_id", "cluster_size")
+            .drop([c for c in reps.columns if c != "case_id"], strict=False)
             .collect()
         )
         frame = frame.filter(

@@ -126,7 +126,7 @@ def _publish_parts(
     started = time.perf_counter()
     try:
         parts, published, case_ids = global_steps.write_publish_parts(
-            [r.redacted_path for r in redacted], selection.representatives, parts_dir
+            [r.redacted_path for r in redacted], selection.published_columns(), parts_dir
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None

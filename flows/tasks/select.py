@@ -31,6 +31,18 @@ class Selection:
     excluded: set[str] = field(default_factory=set)  # refused by redaction
     stats: dict[str, Any] = field(default_factory=dict)
 
+    def published_columns(self) -> pl.DataFrame:
+        """The representatives with the pipeline columns the global decisions give them
+        (funnels, funnel_reasons, value_score: the batch-wide pass, not the shard's)."""
+        decided = self.decisions.filter(pl.col("status") == "selected").unique(
+            "case_id", keep="first"
+        )
+        return self.representatives.drop("priority").join(
+            decided.select("case_id", "funnels", "funnel_reasons", "value_score"),
+            on="case_id",
+            how="left",
+        )
+
     @property
     def selected_count(self) -> int:
         return self.representatives.height
@@ -68,9 +80,11 @@ def select_cases(
     Cached under ``cache_key`` (see ``selection_cache_key``): a rerun over unchanged shards
     skips the global dedup too."""
     try:
-        decisions = global_steps.load_decisions(results)
+        decisions = global_steps.batch_wide(global_steps.load_decisions(results), results, config)
         candidates = decisions.filter(pl.col("candidate")).get_column("case_id")
-        signatures = global_steps.load_signatures(results, candidates)
+        signatures = global_steps.with_decided_scores(
+            global_steps.load_signatures(results, candidates), decisions
+        )
         clusters, dedup_stats = global_steps.deduplicate(signatures, config)
     except Exception as exc:
         raise StageError("dedup", describe(exc)) from None

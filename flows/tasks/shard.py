@@ -80,7 +80,7 @@ def _run(job: ShardJob) -> ShardResult:
     )
     del table
     stats.update(funnel_stats)
-    stats["candidates"] = candidates.num_rows
+    stats["candidates"] = funnel_stats["funnel_candidates"]
     sigs = timed("dedup", shard_steps.dedup_signatures, candidates, job.config)
 
     candidates_path = out / "candidates.parquet"

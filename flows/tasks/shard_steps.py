@@ -85,6 +85,8 @@ DECISION_COLUMNS = (
     "funnels",
     "candidate",
     "status",
+    "funnel_reasons",
+    "n_steps",
 )
 
 
@@ -93,18 +95,20 @@ def score_funnels(
 ) -> tuple[pa.Table, pl.DataFrame, dict[str, Any]]:
     """Every funnel over the shard (no quotas: they are global). Returns the candidates' full
     rows with funnels, funnel_reasons and value_score; the small per-case decisions; counts."""
-    from golden_distill.filters.runner import score_cases
+    from golden_distill.filters.runner import needs_rescore, permissive_figures, score_cases
 
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
-    scored = score_cases(frame, config.funnels)
+    # Batch-wide figures (a percentile of the whole batch) are not known per shard: a funnel
+    # that uses one is scored permissively here, its rows kept, and re-scored globally.
+    permissive = permissive_figures(config.funnels)
+    scored = score_cases(frame, config.funnels, figures=permissive)
     keep = [c for c in scored.columns if c in DECISION_COLUMNS or c.startswith("in_")]
     decisions = scored.select(keep)
-    chosen = scored.filter(pl.col("candidate")).select(
-        "case_id", "funnels", "funnel_reasons", "value_score"
-    )
+    kept = needs_rescore(scored) if permissive else pl.col("candidate")
+    chosen = scored.filter(kept).select("case_id", "funnels", "funnel_reasons", "value_score")
     candidates = frame.join(chosen, on="case_id", how="inner", maintain_order="left")
-    stats = {"scored": scored.height, "funnel_candidates": chosen.height}
+    stats = {"scored": scored.height, "funnel_candidates": int(scored["candidate"].sum())}
     return candidates.to_arrow(), decisions, stats
 
 

@@ -75,7 +75,7 @@ def test_preview_against_shows_entering_and_leaving(generated):
 
 
 def test_against_compares_whole_configs_ingest_and_dedup_included(generated, tmp_path):
-    root, truth, tuned = generated
+    root, _, tuned = generated
     other = tmp_path / "other.yaml"
     other.write_text(
         tuned.read_text()
