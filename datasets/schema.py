@@ -19,7 +19,7 @@ import hashlib
 import pyarrow as pa
 
 #: Bump on any incompatible change to the field list or types; manifests record it.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: split and trust (readers of 1.0 versions see them as null)
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 
@@ -123,6 +123,8 @@ PIPELINE_FIELDS: list[pa.Field] = [
     pa.field("cluster_id", pa.string()),
     pa.field("cluster_size", pa.int32()),
     pa.field("redaction", pa.string()),  # JSON text: {entity_type: count}, never values
+    pa.field("split", pa.string()),  # dev | regression | holdout (by cluster, sticky)
+    pa.field("trust", pa.string()),  # unconfirmed | oracle | human (filters/trust.py)
 ]
 
 CASE_SCHEMA = pa.schema(CASE_FIELDS, metadata={"golden_distill.schema_version": SCHEMA_VERSION})

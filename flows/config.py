@@ -17,6 +17,7 @@ from golden_distill.datasets.config_model import StrictModel, load_yaml
 from golden_distill.datasets.publish_config import PublishConfig
 from golden_distill.datasets.sources.config import IngestConfig
 from golden_distill.filters.config import FunnelsConfig
+from golden_distill.filters.curation_config import CurationConfig
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.flows.run_config import FlowConfig
 from golden_distill.redaction.config import RedactionConfig
@@ -35,6 +36,9 @@ class PipelineConfig(StrictModel):
     publish: PublishConfig = Field(default_factory=PublishConfig, description="Publishing.")
     run: FlowConfig = Field(
         default_factory=FlowConfig, description="How the flow runs (runner, work folders)."
+    )
+    curation: CurationConfig = Field(
+        default_factory=CurationConfig, description="Splits, trust tiers and the review loop."
     )
 
 

@@ -161,13 +161,27 @@ def show_cmd(
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
+    case: Annotated[
+        str | None,
+        typer.Option("--case", help="Show one case: its reasons, cluster and history."),
+    ] = None,
 ) -> None:
-    """Show a version's manifest: counts per funnel, files, lineage, config hash.
+    """Show a version's manifest: counts per funnel, files, lineage, config hash; or, with
+    `--case ID`, why that case is in the version, its cluster and its history across versions.
 
-    Example: `golden sets show nightly@stable --json`
+    Example: `golden sets show nightly@latest --case c_3fb351ff6cecbf40f18aed03`
     """
     fs = _store(store, storage_options, config)
     golden = _guard(lambda: _open(fs, ref, verify=False))
+    if case is not None:
+        from golden_distill.flows.cli.case_history import case_report, render_case
+
+        def at(version: str) -> Any:
+            return _open(fs, f"{golden.name}@{version}", verify=False)
+
+        report = _guard(lambda: case_report(fs, golden, case, at))
+        typer.echo(json.dumps(report, indent=2, default=str) if as_json else render_case(report))
+        return
     manifest = golden.manifest
     if as_json:
         typer.echo(json.dumps(manifest, indent=2, sort_keys=True))
@@ -261,11 +275,23 @@ def promote_cmd(
     store: StoreOpt = None,
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
+    min_trust: Annotated[
+        str | None,
+        typer.Option(
+            "--min-trust",
+            help="Refuse when a case of the regression split is less trusted than this "
+            "(unconfirmed < oracle < human).",
+        ),
+    ] = None,
 ) -> None:
     """Point an alias at a version (atomically). The version must be published and verify.
 
-    Example: `golden sets promote nightly@2026.11.29.1 stable`
+    Example: `golden sets promote nightly@2026.11.29.1 stable --min-trust oracle`
     """
+    from golden_distill.filters.trust import RANK
+
+    if min_trust is not None and min_trust not in RANK:
+        raise typer.BadParameter(f"one of {', '.join(RANK)}", param_hint="--min-trust")
     from golden_distill.datasets.store.aliases import move_alias
     from golden_distill.datasets.store.layout import SetLayout, check_alias, parse_ref
     from golden_distill.datasets.store.verify import verify_version
@@ -280,8 +306,36 @@ def promote_cmd(
         for line in report.lines():
             typer.echo(f"FAIL {line}", err=True)
         raise typer.Exit(1)
+    if min_trust is not None:
+        weak = _weaker_regression_cases(_guard(lambda: _open(fs, ref)), min_trust)
+        if weak:
+            typer.echo(
+                f"refused: {len(weak)} case(s) of the regression split are trusted less than "
+                f"{min_trust}, e.g. {', '.join(weak[:5])}; confirm them (golden review) or "
+                "move them out of regression",
+                err=True,
+            )
+            raise typer.Exit(1)
     old, new = _guard(lambda: move_alias(fs, SetLayout(parsed.set_name), alias, version))
     typer.echo(f"{parsed.set_name}@{alias}: {old or '(none)'} -> {new}")
+
+
+def _weaker_regression_cases(golden: Any, minimum: str) -> list[str]:
+    """Ids of regression-split cases trusted less than ``minimum`` (a version without splits:
+    every case counts as regression and unconfirmed)."""
+    import polars as pl
+
+    from golden_distill.filters.trust import at_least
+
+    frame = pl.from_arrow(golden.read_table())
+    assert isinstance(frame, pl.DataFrame)
+    split = pl.col("split") if "split" in frame.columns else pl.lit(None, dtype=pl.String)
+    trust = pl.col("trust") if "trust" in frame.columns else pl.lit(None, dtype=pl.String)
+    weak = frame.filter(
+        split.fill_null("regression").eq("regression")
+        & ~at_least(trust.fill_null("unconfirmed"), minimum)
+    )
+    return sorted(weak.get_column("case_id").to_list())
 
 
 def gc_cmd(

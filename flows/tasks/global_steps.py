@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.filters.selection import Chosen
 from golden_distill.filters.selection import choose as choose_cases
+from golden_distill.filters.trust import trust_expr
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.source_files import display_uri
@@ -160,7 +161,8 @@ def write_publish_parts(
         ).unique("case_id", maintain_order=True)
         if frame.height == 0:
             continue
-        frame = frame.join(reps, on="case_id", how="left").select(GOLDEN_SCHEMA.names)
+        frame = frame.join(reps, on="case_id", how="left")
+        frame = frame.with_columns(trust=trust_expr(frame)).select(GOLDEN_SCHEMA.names)
         written.update(frame.get_column("case_id").to_list())
         counted.append(published_stats(frame))
         part = out_dir / f"part-{len(parts):05d}.parquet"
@@ -195,6 +197,36 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
             return parent.version, set(parent.read_table().column("case_id").to_pylist())
         ids.update(opener(entry).read(columns=["case_id"]).column("case_id").to_pylist())
     return parent.version, ids
+
+
+def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
+    """case_id -> split of the set's `latest` version ({} for a new set, or a version made
+    before splits existed): what keeps a case's split sticky across versions."""
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+
+    try:
+        parent = open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@latest",
+            storage_options=resolved.config.publish.storage_options or None,
+        )
+    except (VersionNotFound, FileNotFoundError):
+        return {}
+    opener = getattr(parent, "_open", None)
+    out: dict[str, str] = {}
+    for entry in parent.case_files:
+        if opener is None:  # pragma: no cover - reader without it
+            table = parent.read_table()
+        else:
+            file = opener(entry)
+            if "split" not in file.schema_arrow.names:
+                return {}
+            table = file.read(columns=["case_id", "split"])
+        if "split" not in table.column_names:
+            return {}
+        ids, splits = table.column("case_id").to_pylist(), table.column("split").to_pylist()
+        out.update({c: s for c, s in zip(ids, splits, strict=True) if s})
+    return out
 
 
 def latest_made_from(

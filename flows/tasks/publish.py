@@ -15,10 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from golden_distill.filters.splits import assign_splits
 from golden_distill.flows.caching import pipeline_version, shard_config_sha256
 from golden_distill.flows.config import config_sha256
 from golden_distill.flows.errors import StageError, describe
@@ -126,7 +128,9 @@ def _publish_parts(
     started = time.perf_counter()
     try:
         parts, published, case_ids = global_steps.write_publish_parts(
-            [r.redacted_path for r in redacted], selection.published_columns(), parts_dir
+            [r.redacted_path for r in redacted],
+            with_splits(selection.published_columns(), resolved),
+            parts_dir,
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None
@@ -150,6 +154,15 @@ def _publish_parts(
     stats["version"] = version
     _artifacts(resolved, version, report_path, stats)
     return PublishOutcome(version=version, report_path=report_path, stats=stats)
+
+
+def with_splits(published: pl.DataFrame, resolved: ResolvedRun) -> pl.DataFrame:
+    """The published cases with their split: the parent version's for cases it had, else by
+    cluster (filters/splits.py)."""
+    previous = global_steps.parent_splits(resolved)
+    return published.with_columns(
+        assign_splits(published, resolved.config.curation.splits, previous)
+    )
 
 
 def _artifacts(

@@ -72,6 +72,7 @@ def published_stats(table: pl.DataFrame) -> dict[str, Any]:
             "tenant": _counts(table.get_column("tenant_id")),
             "system": _counts(systems),
             "tool": _counts(tools),
+            **{c: _counts(table.get_column(c)) for c in ("split", "trust") if c in table.columns},
         },
     }
 
