@@ -98,8 +98,11 @@ def _flow_table(stats: dict[str, Any]) -> str:
         ("cases read", stats.get("cases_read")),
         ("in the time window", stats.get("in_window")),
         ("candidates (in at least one funnel, past the gates)", stats.get("candidates")),
-        ("cut by quotas", sum((stats.get("cut_by_quotas") or {}).values())),
         ("removed by dedup (one representative per cluster)", stats.get("removed_by_dedup")),
+        (
+            "cut by quotas (over the representatives)",
+            sum((stats.get("cut_by_quotas") or {}).values()),
+        ),
         (
             "refused by redaction (replaced by the next cluster member)",
             sum((stats.get("redaction_quarantined") or {}).values()),
@@ -158,6 +161,63 @@ def _borderline(stats: dict[str, Any]) -> str:
     return note + _table(("cluster", "case", "representative", "distance"), rows)
 
 
+#: Rows of the case table shown in the page (the published cases hold every reason too).
+CASE_ROWS = 2000
+
+
+def _case_table(stats: dict[str, Any]) -> str:
+    import json
+
+    rows = []
+    for case in (stats.get("case_table") or [])[:CASE_ROWS]:
+        reasons = json.loads(case.get("funnel_reasons") or "{}")
+        why = "; ".join(f"{f}: {r}" for f, r in reasons.items() if f != "redacted")
+        rows.append(
+            (
+                case["case_id"],
+                why,
+                float(case.get("value_score") or 0.0),
+                int(case.get("cluster_size") or 1),
+                case.get("split") or "-",
+                case.get("trust") or "-",
+            )
+        )
+    if not rows:
+        return ""
+    shown = len(stats.get("case_table") or [])
+    note = (
+        f"<p class='muted'>First {CASE_ROWS:,} of {shown:,} by case id; "
+        "`golden sets show REF --case ID` explains any case.</p>"
+        if shown > CASE_ROWS
+        else ""
+    )
+    headers = ("case", "why (funnels and reasons)", "value score", "cluster size", "split",
+               "trust / review")  # fmt: skip
+    return note + _table(headers, rows)
+
+
+def _shares(stats: dict[str, Any]) -> str:
+    rows = [
+        (f"{kind} {name}", int(s["count"]), f"{s['share']:.1%}", s["cap"] if s["cap"] else "-")
+        for kind in ("funnel", "tenant")
+        for name, s in ((stats.get("shares") or {}).get(kind) or {}).items()
+    ]
+    return _table(("who", "published", "share", "cap"), rows) if rows else ""
+
+
+def _drops(stats: dict[str, Any]) -> dict[str, int]:
+    """Cases that were candidates and are not published, per reason."""
+    drops = {f"quota: {k}": int(v) for k, v in (stats.get("cut_by_quotas") or {}).items()}
+    if stats.get("removed_by_dedup"):
+        drops["dedup: a member of a published case's cluster"] = int(stats["removed_by_dedup"])
+    refused = sum((stats.get("redaction_quarantined") or {}).values())
+    if refused:
+        drops["redaction refused (replaced by the next cluster member)"] = int(refused)
+    for reason, count in (stats.get("review_rejected") or {}).items():
+        drops[f"review rejected: {reason}"] = int(count)
+    return drops
+
+
 def _stage_times(stats: dict[str, Any]) -> str:
     seconds = stats.get("stage_seconds") or {}
     items = [(k, round(float(v), 2)) for k, v in seconds.items()]
@@ -210,7 +270,8 @@ def render_report(stats: dict[str, Any]) -> str:
         _mapping_section(
             "Funnel overlaps (cases in several funnels)", stats.get("funnel_overlaps"), 0, "funnels"
         ),
-        _mapping_section("Cut by quotas", stats.get("cut_by_quotas"), 1, "quota"),
+        _mapping_section("Candidates not published, per reason", _drops(stats), 1, "reason"),
+        _section("Shares of the published set against their caps", _shares(stats)),
         _mapping_section(
             "Not selected, per reason (no funnel, gates, redaction)",
             stats.get("not_selected"),
@@ -225,6 +286,7 @@ def render_report(stats: dict[str, Any]) -> str:
             "Quarantined by redaction, per reason", stats.get("redaction_quarantined"), 1, "reason"
         ),
         *coverage_parts,
+        _section("Published cases and why each is in", _case_table(stats)),
         _section("Change against the parent version", _change(stats)),
         _section("Run time per stage (seconds)", _stage_times(stats)),
     ]

@@ -293,7 +293,8 @@ def publish(
                 "records_read": stats.get("records_read", 0),
                 "quarantined": stats.get("quarantined", {}),
             },
-            "stats": {k: v for k, v in stats.items() if k not in ("change",)},
+            # the case table is in the report and the cases themselves, not the manifest
+            "stats": {k: v for k, v in stats.items() if k not in ("change", "case_table")},
             "redaction": {"entities": stats.get("redaction", {})},
             "dedup": stats.get("dedup", {}),
         },

@@ -4,6 +4,7 @@ says why, trust tiers, splits that stay put across versions, and promotion by tr
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 
 import polars as pl
@@ -88,6 +89,25 @@ def test_splits_by_cluster_and_sticky_across_versions(published):
     common = set(before) & set(after)
     assert len(common) > 100 and len(after) > len(before)  # the tighter threshold adds cases
     assert all(before[c] == after[c] for c in common)
+
+
+def test_report_explains_every_case_and_lists_cluster_members(published):
+    _, _, (first, _), sets = published
+    html = (sets[0].report_html() or b"").decode()
+    for case_id, reasons in zip(first["case_id"], first["funnel_reasons"], strict=True):
+        assert case_id in html
+        for funnel, reason in json.loads(reasons).items():
+            if funnel != "redacted":  # the gate's "passed" note is not a reason to be in
+                assert escape(reason) in html
+    stats = sets[0].manifest["stats"]
+    largest = stats["largest_clusters"]
+    assert largest and all(len(c["members"]) == c["size"] for c in largest)
+    for cluster in largest:  # every member, kept or removed, is listed with its outcome
+        for member in cluster["members"]:
+            assert member["case_id"] in html and member["outcome"]
+    assert "Candidates not published, per reason" in html and "dedup: a member" in html
+    shares = stats["shares"]["funnel"]["human_handoff"]
+    assert shares["cap"] == 0.3 and shares["share"] <= 0.3
 
 
 def test_reasons_case_view_and_promotion_by_trust(published):
