@@ -311,7 +311,11 @@ def distill(params: DistillParams) -> str:
     )
     timings["publish"] = time.perf_counter() - t0
     progress.emit(
-        "published", version=outcome.version, report=outcome.report_path, reused=outcome.reused
+        "published",
+        version=outcome.version,
+        report=outcome.report_path,
+        reused=outcome.reused,
+        why=outcome.why,
     )
     if outcome.reused:
         logger.info(

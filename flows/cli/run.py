@@ -152,9 +152,9 @@ def run_command(
         detail = stage_error.detail if stage_error else describe(outcome)
         typer.echo(f"golden run failed in stage '{stage}': {detail}", err=True)
         raise typer.Exit(1)
-    version, report, reused = outcome
+    version, report, reused, why = outcome
     if reused:
-        typer.echo("nothing changed since the latest version: not republished")
+        typer.echo(f"nothing new to publish: the latest version {version} stands ({why})")
     typer.echo(f"published version: {version}")
     typer.echo(f"report: {report}")
 
@@ -178,8 +178,9 @@ def _boot_api_in_background() -> threading.Thread | None:
     return thread
 
 
-def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | BaseException:
-    """Run the flow with a progress display: (version, report path, reused) or the exception.
+def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool, str] | BaseException:
+    """Run the flow with a progress display: (version, report path, reused, why it was reused)
+    or the exception.
 
     An unchanged rerun (same shards, config, set, key and code as the set's latest version) is
     answered before Prefect starts: booting its temporary API was most of a no-op run's time.
@@ -188,7 +189,11 @@ def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | Ba
 
     unchanged = unchanged_latest(params)
     if unchanged is not None:
-        return unchanged[0], unchanged[1], True
+        why = (
+            "same run key: the sources, config, set, pseudonym key and code are unchanged "
+            "since it was published"
+        )
+        return unchanged[0], unchanged[1], True, why
     _quiet_prefect(verbose)
     booting = _boot_api_in_background()
     from golden_distill.flows import progress
@@ -205,7 +210,8 @@ def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool] | Ba
         return exc
     display.stop()
     published = display.published
-    return version, str(published.get("report", "")), bool(published.get("reused"))
+    why = published.get("why") or "nothing changed"
+    return version, str(published.get("report", "")), bool(published.get("reused")), str(why)
 
 
 def register(app: typer.Typer) -> None:

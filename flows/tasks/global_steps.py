@@ -269,8 +269,9 @@ def publish(
     stats: dict[str, Any],
     render: Callable[[dict[str, Any]], str],
     key_id: str | None,
-) -> tuple[str, str]:
-    """Publish the version; its id and the report's location."""
+) -> tuple[str, str, str | None]:
+    """Publish the version; its id, the report's location, and the version it duplicates
+    (same content hash: nothing new was published), if any."""
     from golden_distill.datasets.store.publish import publish_version
 
     config = resolved.config
@@ -302,7 +303,7 @@ def publish(
         storage_options=config.publish.storage_options or None,
         config=config.publish,
     )
-    return result.version, report_location(resolved, result.url)
+    return result.version, report_location(resolved, result.url), result.deduplicated_of
 
 
 def report_location(resolved: ResolvedRun, version_url: str) -> str:

@@ -42,6 +42,7 @@ class PublishOutcome:
     report_path: str
     stats: dict[str, Any]
     reused: bool = False  # nothing changed: the latest version is this run's result
+    why: str | None = None  # why the latest version stands (when reused)
 
 
 def build_stats(
@@ -94,7 +95,13 @@ def _run_publish(
         version, stats = same
         report_path = global_steps.version_location(resolved, version)
         _artifacts(resolved, version, report_path, {**stats, "shards_cached": cached[0]})
-        return PublishOutcome(version=version, report_path=report_path, stats=stats, reused=True)
+        return PublishOutcome(
+            version=version,
+            report_path=report_path,
+            stats=stats,
+            reused=True,
+            why=SAME_INPUTS,
+        )
     parts_dir = resolved.work_dir / "publish" / uuid.uuid4().hex
     try:
         return _publish_parts(
@@ -144,7 +151,7 @@ def _publish_parts(
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
     try:
-        version, report_path = global_steps.publish(
+        version, report_path, same_as = global_steps.publish(
             resolved, parts, selection, stats, render_report, key_id
         )
     except StageError:
@@ -153,7 +160,21 @@ def _publish_parts(
         raise StageError("publish", describe(exc)) from None
     stats["version"] = version
     _artifacts(resolved, version, report_path, stats)
+    if same_as is not None:
+        why = SAME_CONTENT.format(version=same_as)
+        return PublishOutcome(version, report_path, stats, reused=True, why=why)
     return PublishOutcome(version=version, report_path=report_path, stats=stats)
+
+
+#: Why the latest version stands, as `golden run` prints it.
+SAME_INPUTS = (
+    "same inputs: shard contents, selection, config, pseudonym key and code are unchanged "
+    "since it was published"
+)
+SAME_CONTENT = (
+    "same content hash: this run selected and redacted exactly the cases of {version} "
+    "(a config change that selects the same cases changes nothing)"
+)
 
 
 def with_splits(published: pl.DataFrame, resolved: ResolvedRun) -> pl.DataFrame:
