@@ -207,36 +207,30 @@ def diff_cmd(
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
-    limit: Annotated[int, typer.Option(help="Case ids shown per list.")] = 20,
+    fmt: Annotated[str, typer.Option("--format", help="text, json or markdown.")] = "text",
+    limit: Annotated[int, typer.Option(help="Cases shown per list.")] = 20,
 ) -> None:
-    """Compare two versions: cases added/removed/changed, funnel counts, tools and systems.
+    """Compare two versions: cases added, removed and changed (what changed, before and after:
+    funnels, reasons, score, cluster, split, trust, outcome, expected outcome), the config diff,
+    and drift (funnel mix, tools, write actions, tenants, outcomes, entity types; largest shifts
+    first). A case whose content is unchanged is not "changed" because its recording moved.
 
-    Example: `golden sets diff nightly@stable nightly@latest`
+    Example: `golden sets diff nightly@stable nightly@latest --format markdown`
     """
-    from golden_distill.datasets.store.diff import diff_sets
+    from golden_distill.flows.cli.set_diff import diff_report, render_markdown, render_text
 
-    fs = _store(store, storage_options, config)
-    result = _guard(lambda: diff_sets(_open(fs, a), _open(fs, b)))
     if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
-        return
-    typer.echo(f"{result.a} -> {result.b}: {result.totals[0]} -> {result.totals[1]} cases")
-    for label, ids in (("added", result.added), ("removed", result.removed)):
-        typer.echo(f"{label}: {len(ids)}")
-        for case_id in ids[:limit]:
-            typer.echo(f"  {case_id}")
-    typer.echo(f"changed: {len(result.changed)}")
-    for case_id, fields in list(result.changed.items())[:limit]:
-        typer.echo(f"  {case_id} ({', '.join(fields)})")
-    for funnel, (na, nb) in result.funnels.items():
-        typer.echo(f"funnel {funnel:<22} {na} -> {nb} ({nb - na:+d})")
-    for label, items in (
-        ("tools newly covered", result.tools_added),
-        ("tools lost", result.tools_lost),
-        ("systems newly covered", result.systems_added),
-        ("systems lost", result.systems_lost),
-    ):
-        typer.echo(f"{label}: {', '.join(items) or '-'}")
+        fmt = "json"
+    if fmt not in ("text", "json", "markdown"):
+        raise typer.BadParameter("one of text, json, markdown", param_hint="--format")
+    fs = _store(store, storage_options, config)
+    report = _guard(lambda: diff_report(_open(fs, a), _open(fs, b)))
+    if fmt == "json":
+        typer.echo(json.dumps(report, indent=2, default=str))
+    elif fmt == "markdown":
+        typer.echo(render_markdown(report, limit))
+    else:
+        typer.echo(render_text(report, limit))
 
 
 def verify_cmd(

@@ -135,3 +135,29 @@ def test_reasons_case_view_and_promotion_by_trust(published):
          "--min-trust", "unconfirmed"],
     )  # fmt: skip
     assert allowed.exit_code == 0, allowed.output
+
+
+def test_diff_shows_the_config_change_changed_clusters_and_drift(published):
+    store, versions, (first, second), _ = published
+    out = CliRunner().invoke(
+        app,
+        ["sets", "diff", f"tau@{versions[0]}", f"tau@{versions[1]}", "--store", str(store),
+         "--format", "json"],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    keys = {c["key"]: (c["a"], c["b"]) for c in report["config_changes"]}
+    assert keys["dedup.distance_threshold"] == (0.55, 0.3)
+    assert len(report["added"]) == second.height - first.height + len(report["removed"])
+    # the tighter threshold split clusters: only cluster sizes (and what follows) changed
+    assert report["changed"] and len(report["changed"]) < first.height / 2
+    for case in report["changed"]:
+        assert "steps" not in case["changed"] and "source" not in case["changed"]
+    assert any("cluster_size" in c["detail"] for c in report["changed"])
+    assert report["drift"] and abs(report["drift"][0]["shift"]) >= abs(report["drift"][-1]["shift"])
+    markdown = CliRunner().invoke(
+        app,
+        ["sets", "diff", f"tau@{versions[0]}", f"tau@{versions[1]}", "--store", str(store),
+         "--format", "markdown"],
+    )  # fmt: skip
+    assert markdown.exit_code == 0 and "## Drift" in markdown.output
