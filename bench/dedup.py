@@ -89,7 +89,7 @@ def _run_size(cases_dir: str, size: int, queue: Any) -> None:
 def _prepare(work: Path, cases: int) -> Path:
     """Generated recordings ingested to canonical Parquet (reused when already there)."""
     from golden_distill.datasets.ingest import ingest
-    from golden_distill.datasets.synthetic import generate_corpus
+    from golden_distill.synthetic import generate_corpus
 
     recordings, canonical = work / "recordings", work / "canonical"
     if not (canonical / "summary.json").exists():

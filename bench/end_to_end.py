@@ -119,7 +119,7 @@ def main() -> None:
     corpus = base / f"corpus-{args.sessions}"
     shards = args.shards or max(2, args.sessions // 10_000)
     if not (corpus / "_truth.json").exists():
-        from golden_distill.datasets.synthetic import generate_corpus
+        from golden_distill.synthetic import generate_corpus
 
         shutil.rmtree(corpus, ignore_errors=True)
         t0 = time.perf_counter()

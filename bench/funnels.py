@@ -56,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-funnels-"))
     try:
-        from golden_distill.datasets.synthetic import generate_corpus
+        from golden_distill.synthetic import generate_corpus
 
         recordings, canonical = work / "recordings", work / "canonical"
         if not (recordings / "_truth.json").exists():

@@ -21,7 +21,7 @@ from typing import Any
 
 
 def _generate(out: str, sessions: int, compress: str, queue: Any) -> None:
-    from golden_distill.datasets.synthetic import generate_corpus
+    from golden_distill.synthetic import generate_corpus
 
     started = time.perf_counter()
     cpu = time.process_time()
@@ -53,7 +53,7 @@ def _baseline(out: str, records: int, compress: str, queue: Any) -> None:
     import orjson
     import zstandard
 
-    from golden_distill.datasets.synthetic.writer import ShardStream
+    from golden_distill.synthetic.writer import ShardStream
 
     sample = next((Path(out).parent / "gen").glob("recordings-0000*"))
     data = sample.read_bytes()

@@ -40,7 +40,7 @@ TARGET_RATIO = 0.5
 
 def corpus_file(sessions: int, seed: int) -> Path:
     """The generated recordings file (plain JSONL, one shard), generating it if missing."""
-    from golden_distill.datasets.synthetic import generate_corpus
+    from golden_distill.synthetic import generate_corpus
 
     folder = Path(tempfile.gettempdir()) / f"golden-bench-ingest-{sessions}-{seed}"
     path = folder / "recordings-0000.jsonl"

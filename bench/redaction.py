@@ -27,13 +27,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.ingest import ingest
-from golden_distill.datasets.synthetic import generate_corpus, load_truth
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.shard import redact_table
 from golden_distill.redaction.slots import case_slots
 from golden_distill.redaction.walker import iter_leaves
+from golden_distill.synthetic import generate_corpus, load_truth
 
 DIGIT_ENTITIES = {"PHONE_NUMBER", "CREDIT_CARD", "BANK_CARD", "CN_MOBILE", "CN_RESIDENT_ID"}
 

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 from golden_distill.datasets.ingest import ingest
 from golden_distill.datasets.sources.evidence_writer import EvidenceWriter
 from golden_distill.datasets.sources.otel_writer import export_request
-from golden_distill.datasets.synthetic import generate_corpus
+from golden_distill.synthetic import generate_corpus
 
 OTLP_TRACES_PER_FILE = 10_000
 OTLP_TRACES_PER_LINE = 100

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from golden_distill.datasets.config_model import StrictModel
+from golden_distill.datasets.store.layout import check_set_name
 
 
 class RetentionConfig(StrictModel):
@@ -63,3 +64,14 @@ class PublishConfig(StrictModel):
     retention: RetentionConfig = Field(
         default_factory=RetentionConfig, description="Defaults for `golden sets gc`."
     )
+    signing_key_secret_block: str | None = Field(
+        None,
+        description="Prefect Secret block holding the Ed25519 private key (PEM) that signs each "
+        "manifest (manifest.sig). The GOLDEN_SIGNING_KEY environment variable (PEM text or a "
+        "file path) wins over it. Unset and no variable: versions are published unsigned.",
+    )
+
+    @field_validator("set_name")
+    @classmethod
+    def _full_match(cls, value: str) -> str:
+        return check_set_name(value)  # the store's rule: a full match, no '..', not reserved

@@ -11,10 +11,14 @@ for case in golden.cases(funnel="recovery"):
     case.order_checksum                                      # compare with the replay's calls
 ```
 
-Every file is checked against the manifest's size and sha256 as it is read (``verify=False``
-skips that, for a fast random fetch of one case from a large remote set). Lookups use the same
-canonical JSON and volatile keys as ingest (taken from the config recorded in the manifest), and
-the same index the publish-time replay check ran, so a lookup that passed there works here.
+Opening checks the manifest first (``store/integrity.py``): its signature when a public key is
+given or the store holds ``trusted_keys/``, plain file names, a cases entry, the content hash and
+the counts. Every file is checked against the manifest's size and sha256 as it is read
+(``verify=False`` skips the file hashes, for a fast random fetch of one case from a large remote
+set), and a cases file must hold the rows its entry says; ``len()`` counts the files' rows.
+Lookups use the same canonical JSON and volatile keys as ingest (taken from the config recorded
+in the manifest), and the same index the publish-time replay check ran, so a lookup that
+passed there works here.
 The format is plain Parquet and JSON (docs/golden-set-format.md); this module is a convenience.
 """
 
@@ -31,12 +35,14 @@ import pyarrow.parquet as pq
 from golden_distill.datasets.case import Case, Step
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.datasets.store.integrity import TamperError, load_version
 from golden_distill.datasets.store.layout import CLUSTERS_NAME, REPORT_NAME, SetLayout, parse_ref
 from golden_distill.datasets.store.manifest import volatile_keys_of
 from golden_distill.datasets.store.order import OrderDiff, compare_order, observed_order
 from golden_distill.datasets.store.replay import RecordedCall, ReplayIndex, ReplayMiss, make_call
-from golden_distill.datasets.store.verify import ChecksumError, read_verified_bytes
-from golden_distill.datasets.store.versions import VersionNotFound, read_manifest, resolve
+from golden_distill.datasets.store.signing import PublicKeys, SignatureError, public_keys_from
+from golden_distill.datasets.store.verify import ChecksumError, check_rows, read_verified_bytes
+from golden_distill.datasets.store.versions import VersionNotFound, resolve
 
 __all__ = [
     "ChecksumError",
@@ -45,6 +51,8 @@ __all__ = [
     "RecordedCall",
     "ReplayCase",
     "ReplayMiss",
+    "SignatureError",
+    "TamperError",
     "VersionNotFound",
     "open_set",
 ]
@@ -107,22 +115,36 @@ class ReplayCase:
 class GoldenSet:
     """One published version: its manifest and its cases."""
 
-    def __init__(self, store: StoreFS, set_name: str, version: str, *, verify: bool) -> None:
+    def __init__(
+        self,
+        store: StoreFS,
+        set_name: str,
+        version: str,
+        *,
+        verify: bool,
+        public_keys: PublicKeys | None = None,
+    ) -> None:
         self.store = store
         self.name = set_name
         self.version = version
         self.verify = verify
         self.layout = SetLayout(set_name)
-        self.manifest: dict[str, Any] = read_manifest(store, set_name, version)
+        checked = load_version(store, set_name, version, public_keys=public_keys_from(public_keys))
+        self.manifest: dict[str, Any] = checked.manifest
+        self.signed_by = checked.signed_by  # the verified signer's key id, if checked
         self.volatile_keys = volatile_keys_of(self.manifest)
         self._parquet: dict[str, pq.ParquetFile] = {}
         self._bounds: dict[str, list[tuple[str, str]] | None] = {}
+        self._rows: int | None = None
 
     def __repr__(self) -> str:
-        return f"GoldenSet({self.name}@{self.version}, cases={len(self)})"
+        return f"GoldenSet({self.name}@{self.version})"
 
     def __len__(self) -> int:
-        return int(self.manifest["counts"].get("cases", 0))
+        """Rows in the case files (each file checked), not the manifest's claim."""
+        if self._rows is None:
+            self._rows = sum(self._open(e, keep=False).metadata.num_rows for e in self.case_files)
+        return self._rows
 
     @property
     def case_files(self) -> list[dict[str, Any]]:
@@ -145,6 +167,7 @@ class GoldenSet:
             parquet = pq.ParquetFile(pa.BufferReader(data))
         else:
             parquet = pq.ParquetFile(self.store.open_read(self._rel(name)))
+        check_rows(parquet.metadata.num_rows, entry, self.store.display(self._rel(name)))
         if keep:
             self._parquet[name] = parquet
         return parquet
@@ -243,8 +266,15 @@ def open_set(
     *,
     storage_options: dict[str, Any] | None = None,
     verify: bool = True,
+    public_key: PublicKeys | None = None,
 ) -> GoldenSet:
-    """Open ``name@version`` or ``name@alias`` (``name`` alone: ``name@latest``)."""
+    """Open ``name@version`` or ``name@alias`` (``name`` alone: ``name@latest``).
+
+    ``public_key`` (a PEM file path, PEM bytes, a key, or several): the version must be signed by
+    one of them. None: the store's ``trusted_keys/`` are required when it has any.
+    Raises ``TamperError``/``SignatureError`` (naming the version and the problem) on damage."""
     fs = StoreFS(store, storage_options)
     parsed = parse_ref(ref)
-    return GoldenSet(fs, parsed.set_name, resolve(fs, parsed), verify=verify)
+    return GoldenSet(
+        fs, parsed.set_name, resolve(fs, parsed), verify=verify, public_keys=public_key
+    )

@@ -5,7 +5,7 @@ not the helpers in filters/ and redaction/ that do the work, so a change there w
 reuse stale results. Our key is instead:
 
     shard content sha256 + hash of the config sections that shape shard output
-    + pipeline version (package version + a digest of the package's source files)
+    + pipeline version (package version + a digest of the source files that shape output)
     + the run's time window
 
 The redaction task's key adds the chosen case ids and the pseudonym key id (a new key must
@@ -18,17 +18,24 @@ are left out, so a Dask run reuses shard results of a local run.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-import golden_distill.flows as flows_package
 from golden_distill.flows.config import PipelineConfig
 
 #: Config sections whose values change what a shard task produces.
 SHARD_SECTIONS = ("ingest", "funnels", "redaction", "dedup")
-_CODE_FOLDERS = ("flows", "filters", "redaction", "datasets")
+#: Installed code folders whose modules can shape a published version (cases, clusters, report,
+#: manifest). The sample-data generator (`golden_distill.synthetic`) is a tool, not the product,
+#: and is not among them: editing a generator phrase must not invalidate every nightly cache.
+OUTPUT_CODE_FOLDERS = ("datasets", "filters", "redaction", "flows")
+#: Modules inside those folders that only talk to a person (command line, help text, progress
+#: bars, the demo driver, the docs generator): they never change what is published.
+NOT_OUTPUT_CODE = ("flows/cli/", "flows/demo.py", "flows/progress.py", "flows/config_reference.py")
 
 
 def shard_config_sha256(config: PipelineConfig) -> str:
@@ -36,22 +43,56 @@ def shard_config_sha256(config: PipelineConfig) -> str:
     return hashlib.sha256(dumped.encode()).hexdigest()
 
 
+def output_code_files(folders: dict[str, Path]) -> list[tuple[str, Path]]:
+    """``(folder/relative/path.py, file)`` for every module that shapes output, sorted.
+
+    ``folders`` maps each code folder name to where it is installed (the repository folder for an
+    editable install, ``site-packages/golden_distill/<folder>`` for a wheel; the relative names
+    are the same in both, so both give the same digest).
+    """
+    found = []
+    for name, root in folders.items():
+        for path in root.rglob("*.py"):
+            if "__pycache__" in path.parts:
+                continue
+            relative = str(PurePosixPath(name, *path.relative_to(root).parts))
+            if not relative.startswith(NOT_OUTPUT_CODE):
+                found.append((relative, path))
+    return sorted(found)
+
+
+def code_digest(files: Iterable[tuple[str, Path]]) -> str:
+    digest = hashlib.sha256()
+    for relative, path in files:
+        digest.update(relative.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def installed_code_folders() -> dict[str, Path]:
+    """Where each output-shaping code folder is installed, found through the import system."""
+    folders = {}
+    for name in OUTPUT_CODE_FOLDERS:
+        spec = importlib.util.find_spec(f"golden_distill.{name}")
+        locations = list(spec.submodule_search_locations or []) if spec else []
+        if not locations:  # pragma: no cover - the package is always importable here
+            raise RuntimeError(f"golden_distill.{name} is not installed")
+        folders[name] = Path(locations[0])
+    return folders
+
+
 @lru_cache(maxsize=1)
 def pipeline_version() -> str:
-    """`<package version>+<digest of the code>`: an edit to any pipeline module changes it."""
+    """`<package version>+<digest of the code>`: an edit to a module that shapes output changes it.
+
+    Only the modules that can change a published version count (``OUTPUT_CODE_FOLDERS`` minus
+    ``NOT_OUTPUT_CODE``), so editing the generator or a command's help text keeps the caches.
+    """
     try:
         version = metadata.version("golden-distill")
     except metadata.PackageNotFoundError:  # pragma: no cover - always installed in practice
         version = "0"
-    root = Path(flows_package.__file__).resolve().parent.parent
-    digest = hashlib.sha256()
-    for folder in _CODE_FOLDERS:
-        for path in sorted((root / folder).rglob("*.py")):
-            if "__pycache__" in path.parts:
-                continue
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
-    return f"{version}+{digest.hexdigest()[:12]}"
+    return f"{version}+{code_digest(output_code_files(installed_code_folders()))}"
 
 
 def shard_cache_key(

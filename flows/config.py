@@ -15,6 +15,7 @@ from pydantic import Field
 
 from golden_distill.datasets.config_model import StrictModel, load_yaml
 from golden_distill.datasets.publish_config import PublishConfig
+from golden_distill.datasets.shipped_configs import shipped_config
 from golden_distill.datasets.sources.config import IngestConfig
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.curation_config import CurationConfig
@@ -23,7 +24,7 @@ from golden_distill.flows.run_config import FlowConfig
 from golden_distill.redaction.config import RedactionConfig
 
 #: The shipped default, used by `make demo` and when no --config is given.
-DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "configs" / "nightly.yaml"
+DEFAULT_CONFIG_PATH = shipped_config("nightly.yaml")
 
 
 class PipelineConfig(StrictModel):

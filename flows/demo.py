@@ -25,7 +25,7 @@ def ensure_corpus(corpus: Path, sessions: int = DEMO_SESSIONS, shards: int = DEM
     """Generate the sample corpus unless one is there; True when generated now."""
     if corpus.is_dir() and any(p.name.startswith("recordings-") for p in corpus.iterdir()):
         return False
-    from golden_distill.datasets.synthetic import generate_corpus
+    from golden_distill.synthetic import generate_corpus
 
     generate_corpus(corpus, sessions=sessions, seed=DEMO_SEED, shards=shards)
     return True

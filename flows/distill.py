@@ -31,7 +31,7 @@ from golden_distill.flows.run_key import run_key
 from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.source_files import Shard, discover_shards
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
-from golden_distill.flows.tasks.publish import inputs_sha256, publish_set
+from golden_distill.flows.tasks.publish import best_effort, inputs_sha256, publish_set
 from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
 from golden_distill.flows.tasks.select import Selection, select_cases, selection_cache_key
 from golden_distill.flows.tasks.shard import outputs_present, process_shard
@@ -310,6 +310,14 @@ def distill(params: DistillParams) -> str:
         run_key=key,
     )
     timings["publish"] = time.perf_counter() - t0
+    # The version is visible now: what follows is best effort and never fails the run.
+    best_effort("reporting", _after_publish, resolved, outcome)
+    if run.prune_work_dir:
+        best_effort("pruning the work folder", _prune_work, resolved, jobs, redacted, select_key)
+    return outcome.version
+
+
+def _after_publish(resolved: ResolvedRun, outcome: Any) -> None:
     progress.emit(
         "published",
         version=outcome.version,
@@ -317,21 +325,29 @@ def distill(params: DistillParams) -> str:
         reused=outcome.reused,
         why=outcome.why,
     )
+    logger = get_run_logger()
     if outcome.reused:
         logger.info(
             "nothing changed since %s@%s: not republished", resolved.set_name, outcome.version
         )
     else:
         logger.info("published %s@%s", resolved.set_name, outcome.version)
-    if run.prune_work_dir:
-        keep_dirs = {Path(job.out_dir).name for job in jobs}
-        keep_dirs |= {Path(r.redacted_path).parent.name for r in redacted}
-        keep_keys = {job.cache_key for job in jobs if job.cache_key}
-        keep_keys |= {select_key} if select_key else set()
-        keep_keys |= {r.cache_key for r in redacted if r.cache_key}
-        removed = prune(resolved.work_dir / "shards", run.results_dir(), keep_dirs, keep_keys)
-        logger.info("work dir: removed %d stale folder(s)/result(s)", removed)
-    return outcome.version
+
+
+def _prune_work(
+    resolved: ResolvedRun,
+    jobs: list[ShardJob],
+    redacted: list[RedactResult],
+    select_key: str | None,
+) -> None:
+    run = resolved.config.run
+    keep_dirs = {Path(job.out_dir).name for job in jobs}
+    keep_dirs |= {Path(r.redacted_path).parent.name for r in redacted}
+    keep_keys = {job.cache_key for job in jobs if job.cache_key}
+    keep_keys |= {select_key} if select_key else set()
+    keep_keys |= {r.cache_key for r in redacted if r.cache_key}
+    removed = prune(resolved.work_dir / "shards", run.results_dir(), keep_dirs, keep_keys)
+    get_run_logger().info("work dir: removed %d stale folder(s)/result(s)", removed)
 
 
 def run_distill(params: DistillParams) -> str:

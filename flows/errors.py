@@ -24,6 +24,9 @@ STAGES = (
     "validate",  # parameters, config file, pseudonym key
     "discover",  # sources -> shard files
     "shard",  # a shard task as a whole (read, funnels, dedup, write name the step inside it)
+    "read",  # inside a shard task: reading, windowing, quarantining its records
+    "funnels",  # inside a shard task: funnel scores
+    "write",  # inside a shard or redact task: writing its Parquet files
     "select",  # global quotas
     "dedup",  # global clustering
     "redact",  # redaction of the chosen cases

@@ -7,17 +7,14 @@ so a typo in a config key or a missing input fails the run in the `validate` sta
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from golden_distill.datasets.store.layout import LayoutError, check_set_name
 from golden_distill.flows.config import PipelineConfig, load_pipeline_config
-
-#: The publish section's rule for set names (checked here too so a bad name fails before any work).
-SET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 class DistillParams(BaseModel):
@@ -72,11 +69,12 @@ class DistillParams(BaseModel):
     @field_validator("set_name")
     @classmethod
     def _set_name(cls, value: str | None) -> str | None:
-        if value is not None and not SET_NAME.match(value):
-            raise ValueError(
-                "set name must be letters, digits, `_`, `.` or `-` (max 128), "
-                "starting with a letter or digit"
-            )
+        # The store's own rule (a full match), so a bad name fails before any work.
+        if value is not None:
+            try:
+                check_set_name(value)
+            except LayoutError as exc:
+                raise ValueError(str(exc)) from None
         return value
 
     @field_validator("sources")

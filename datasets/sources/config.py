@@ -30,10 +30,11 @@ class IngestConfig(StrictModel):
     # --- chat / evidence / otel adapters ---------------------------------------------------
     tool_catalogues: list[str] = Field(
         default_factory=lambda: ["configs/tools/tau-bench.yaml"],
-        description="Tool catalogue YAML files (paths relative to the working directory or the "
-        "repository root) saying which tools write (is_mutating) and which system they belong "
-        "to. Sources that do not record this (chat, evidence, otel) take it from here; a tool in "
-        "no catalogue gets is_mutating null and the system from its name prefix.",
+        description="Tool catalogue YAML files (paths relative to the working directory; "
+        "`configs/...` also names the catalogues shipped with the package) saying which tools "
+        "write (is_mutating) and which system they belong to. Sources that do not record this "
+        "(chat, evidence, otel) take it from here; a tool in no catalogue gets is_mutating null "
+        "and the system from its name prefix.",
     )
     handoff_tools: list[str] = Field(
         default_factory=lambda: [

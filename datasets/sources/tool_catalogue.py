@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import Field
 
 from golden_distill.datasets.config_model import ConfigError, StrictModel, load_yaml
+from golden_distill.datasets.shipped_configs import shipped_config_for
 
 #: System by tool-name prefix, for tools no catalogue lists (same map as the native contract).
 PREFIX_SYSTEMS: dict[str, str] = {
@@ -27,8 +28,6 @@ PREFIX_SYSTEMS: dict[str, str] = {
     "hr_": "HR",
     "wms_": "WMS",
 }
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def system_from_prefix(tool_name: str) -> str | None:
@@ -97,12 +96,11 @@ class ToolCatalogue:
 
 
 def resolve_catalogue_path(path: str | Path) -> Path:
-    """A catalogue path as given, else relative to the repository root (the shipped configs)."""
+    """A catalogue path as given, else the shipped file it names (``configs/tools/...``)."""
     candidate = Path(path)
     if candidate.is_absolute() or candidate.exists():
         return candidate
-    shipped = REPO_ROOT / candidate
-    return shipped if shipped.exists() else candidate
+    return shipped_config_for(candidate) or candidate
 
 
 def load_tool_catalogue(paths: Iterable[str | Path]) -> ToolCatalogue:

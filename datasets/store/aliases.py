@@ -38,7 +38,7 @@ def list_aliases(store: StoreFS, layout: SetLayout) -> dict[str, str]:
     """alias -> version for every ref of the set."""
     found = {}
     for name in store.list_names(layout.refs_dir):
-        if ALIAS_RE.match(name):
+        if ALIAS_RE.fullmatch(name):
             version = read_alias(store, layout, name)
             if version is not None:
                 found[name] = version

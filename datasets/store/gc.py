@@ -9,7 +9,6 @@ never touched. Deleting makes the version invisible first (local: the folder is 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -17,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from golden_distill.datasets.store.aliases import list_aliases
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.layout import SetLayout, is_version, parse_version
+from golden_distill.datasets.store.publish import withdraw_version
 from golden_distill.datasets.store.versions import list_versions, read_manifest
 
 
@@ -97,20 +97,10 @@ def apply_gc(store: StoreFS, plan: GcPlan) -> GcPlan:
         if version in aliased:
             plan.keep[version] = "alias (moved since the plan)"
             continue
-        _delete_version(store, layout, version)
+        withdraw_version(store, layout, version)
         store.remove(layout.claim(version))
     for rel in plan.orphans:
         store.remove_tree(rel)
     plan.delete = [v for v in plan.delete if v not in plan.keep]
     plan.applied = True
     return plan
-
-
-def _delete_version(store: StoreFS, layout: SetLayout, version: str) -> None:
-    if store.is_local:
-        trash = f"{layout.trash_dir}/{version}-{uuid.uuid4().hex[:8]}"
-        store.rename_dir(layout.version_dir(version), trash)  # invisible in one step
-        store.remove_tree(trash)
-    else:
-        store.remove(layout.manifest(version))  # invisible from here
-        store.remove_tree(layout.version_dir(version))

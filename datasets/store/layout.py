@@ -23,9 +23,16 @@ MANIFEST_NAME = "manifest.json"
 REPORT_NAME = "report.html"
 CLUSTERS_NAME = "clusters.parquet"
 
-VERSION_RE = re.compile(r"^(\d{4})\.(\d{2})\.(\d{2})\.([1-9]\d*)$")
-ALIAS_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
-SET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+# Names become folder and object names, so every check is a *full* match over ASCII only:
+# ``re.match`` with ``$`` would accept a trailing newline, ``\d`` would accept other scripts'
+# digits, and Unicode look-alikes of '/' and '.' (U+2215, U+FF0E...) are outside these classes.
+VERSION_RE = re.compile(r"([0-9]{4})\.([0-9]{2})\.([0-9]{2})\.([1-9][0-9]*)")
+ALIAS_RE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+SET_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+#: A file named in a manifest: a plain name inside the version folder (no separators, no '..').
+FILE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+#: Names a set cannot take: store-level folders (public keys of signers).
+RESERVED_SET_NAMES = frozenset({"trusted_keys"})
 
 
 class LayoutError(ValueError):
@@ -39,7 +46,7 @@ def cases_file_name(index: int, count: int) -> str:
 
 def parse_version(version: str) -> tuple[int, int, int, int]:
     """``"2026.11.29.3"`` -> ``(2026, 11, 29, 3)``: the sort key of version ids."""
-    match = VERSION_RE.match(version)
+    match = VERSION_RE.fullmatch(version) if isinstance(version, str) else None
     if not match:
         raise LayoutError(f"not a version id (expected YYYY.MM.DD.N): {version!r}")
     y, m, d, n = (int(g) for g in match.groups())
@@ -47,7 +54,7 @@ def parse_version(version: str) -> tuple[int, int, int, int]:
 
 
 def is_version(text: str) -> bool:
-    return VERSION_RE.match(text) is not None
+    return isinstance(text, str) and VERSION_RE.fullmatch(text) is not None
 
 
 def format_version(day: date, n: int) -> str:
@@ -55,15 +62,33 @@ def format_version(day: date, n: int) -> str:
 
 
 def check_set_name(name: str) -> str:
-    if not SET_NAME_RE.match(name):
-        raise LayoutError(f"not a valid set name: {name!r} (letters, digits, '_', '.', '-')")
+    if not isinstance(name, str) or not SET_NAME_RE.fullmatch(name) or ".." in name:
+        raise LayoutError(
+            f"not a valid set name: {name!r} (ASCII letters, digits, '_', '.', '-'; starting "
+            "with a letter or digit; at most 128; no '..', control characters or line breaks)"
+        )
+    if name in RESERVED_SET_NAMES:
+        raise LayoutError(f"not a valid set name: {name!r} is reserved by the store")
     return name
 
 
 def check_alias(alias: str) -> str:
-    if not ALIAS_RE.match(alias):
-        raise LayoutError(f"not a valid alias: {alias!r} (lower-case letters, digits, '_', '-')")
+    if not isinstance(alias, str) or not ALIAS_RE.fullmatch(alias):
+        raise LayoutError(
+            f"not a valid alias: {alias!r} (ASCII lower-case letters, digits, '_', '-'; "
+            "starting with a letter; at most 64; no control characters or line breaks)"
+        )
     return alias
+
+
+def check_file_name(name: object, where: str = "manifest") -> str:
+    """A file name from a manifest: a plain name inside the version folder, never a path."""
+    if not isinstance(name, str) or not FILE_NAME_RE.fullmatch(name) or ".." in name:
+        raise LayoutError(
+            f"{where}: file name {name!r} is not a plain name inside the version folder "
+            "(no '/', '\\', '..', absolute paths or control characters)"
+        )
+    return name
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +149,7 @@ class SetLayout:
         return f"{self.versions_dir}/{version}"
 
     def version_file(self, version: str, name: str) -> str:
+        check_file_name(name, f"{self.set_name}@{version}")
         return f"{self.version_dir(version)}/{name}"
 
     def manifest(self, version: str) -> str:

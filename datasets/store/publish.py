@@ -11,7 +11,15 @@
    a local store renames the staging folder to ``versions/<id>`` (one step); an object store
    uploads the data files, re-reads and checks them, then writes ``manifest.json`` last (only-if-
    absent): until the manifest exists the version does not count anywhere.
-4. ``latest`` moves forward (compare-and-swap).
+4. ``latest`` moves forward (compare-and-swap). If that fails, the version is made invisible
+   again (its folder goes to ``_trash/``, or its manifest is removed) and the publish fails:
+   a version is visible only when the whole publish succeeded.
+
+The manifest is sealed (``manifest_sha256``) and, when a signing key is configured
+(``GOLDEN_SIGNING_KEY``, see ``signing.py``), signed: ``manifest.sig`` is placed next to it
+before the version becomes visible. ``clusters.parquet`` is marked with the cases actually
+published (``cluster_marks.py``). Cases holding a subject of the set's erasure log are left
+out (``erasure_log.drop_erased``).
 
 A publisher killed at any point leaves no visible version and ``latest`` unchanged; its leftovers
 (staging folder, claim, manifest-less files) are invisible and removed by ``golden sets gc``.
@@ -37,6 +45,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from golden_distill.datasets.publish_config import PublishConfig
 from golden_distill.datasets.store.aliases import LATEST, move_alias, read_alias
@@ -47,7 +56,10 @@ from golden_distill.datasets.store.case_files import (
     write_case_files,
     write_clusters,
 )
+from golden_distill.datasets.store.cluster_marks import mark_published
+from golden_distill.datasets.store.erasure_log import drop_erased
 from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.datasets.store.integrity import seal_manifest
 from golden_distill.datasets.store.layout import (
     MANIFEST_NAME,
     REPORT_NAME,
@@ -61,6 +73,11 @@ from golden_distill.datasets.store.manifest import (
     parse_fields,
 )
 from golden_distill.datasets.store.replay import ReplayCheckResult, check_table
+from golden_distill.datasets.store.signing import (
+    SIGNATURE_NAME,
+    sign_manifest,
+    signing_key_from_env,
+)
 from golden_distill.datasets.store.verify import ChecksumError, read_verified_bytes
 from golden_distill.datasets.store.versions import (
     allocate_version,
@@ -127,15 +144,20 @@ def publish_version(
     force: bool = False,
     storage_options: dict[str, Any] | None = None,
     config: PublishConfig | None = None,
+    signing_key: Ed25519PrivateKey | None = None,
 ) -> PublishResult:
-    """Publish ``cases`` (GOLDEN_SCHEMA table or Parquet files) as a new immutable version."""
+    """Publish ``cases`` (GOLDEN_SCHEMA table or Parquet files) as a new immutable version.
+
+    ``signing_key`` None: the key configured in ``GOLDEN_SIGNING_KEY``, if any, signs it."""
     cfg = config or PublishConfig()
     store = StoreFS(store_url, storage_options)
     layout = SetLayout(set_name)
     fields = parse_fields(manifest_fields)
+    signer = signing_key or signing_key_from_env()
     timings: dict[str, float] = {}
     started = time.perf_counter()
     table = prepare_cases(cases)
+    table, erasure = drop_erased(store, layout, table)  # an erased subject never comes back
     timings["prepare"] = time.perf_counter() - started
 
     if store.is_local:
@@ -146,8 +168,9 @@ def publish_version(
         staging = Path(tempfile.mkdtemp(prefix="golden-publish-"))
     try:
         return _publish_staged(
-            store, layout, staging, table, clusters, report_html, fields, force, cfg, timings
-        )
+            store, layout, staging, table, clusters, report_html, fields, force, cfg, timings,
+            signer, erasure,
+        )  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
 
@@ -163,6 +186,8 @@ def _publish_staged(
     force: bool,
     cfg: PublishConfig,
     timings: dict[str, float],
+    signer: Ed25519PrivateKey | None = None,
+    erasure: dict[str, Any] | None = None,
 ) -> PublishResult:
     mark = time.perf_counter()
     files = write_case_files(
@@ -174,6 +199,7 @@ def _publish_staged(
     )
     _pause("cases")
     if clusters is not None:
+        clusters = mark_published(clusters, table.column("case_id"))
         files.append(write_clusters(clusters, staging))
         _pause("clusters")
     if report_html is not None:
@@ -232,26 +258,34 @@ def _publish_staged(
             "compression": "zstd",
         },
     )
-    manifest_bytes = dump_manifest(manifest)
+    if erasure is not None:
+        manifest["erasure"] = erasure  # cases left out because the erasure log names them
+    manifest_bytes = dump_manifest(seal_manifest(manifest))
+    signature = sign_manifest(manifest_bytes, signer) if signer is not None else None
 
     mark = time.perf_counter()
     if store.is_local:
         (staging / MANIFEST_NAME).write_bytes(manifest_bytes)
+        if signature is not None:
+            (staging / SIGNATURE_NAME).write_bytes(signature)
         _pause("staged")
         store.rename_dir(
             f"{layout.staging_dir}/{staging.name}", layout.version_dir(version)
         )  # the one step that makes the version visible
     else:
         try:
-            _upload(store, layout, version, staging, files, manifest_bytes)
+            _upload(store, layout, version, staging, files, manifest_bytes, signature)
         except Exception:
             if not store.exists(layout.manifest(version)):  # never visible: remove the pieces
                 with contextlib.suppress(Exception):
                     store.remove_tree(layout.version_dir(version))
             raise
+    try:
+        move_alias(store, layout, LATEST, version, only_forward=True)
+    except BaseException:
+        withdraw_version(store, layout, version)  # a failed publish is never visible
+        raise
     timings["make_visible"] = time.perf_counter() - mark
-
-    move_alias(store, layout, LATEST, version, only_forward=True)
     return PublishResult(
         set_name=layout.set_name,
         version=version,
@@ -270,8 +304,10 @@ def _upload(
     staging: Path,
     files: list[dict[str, Any]],
     manifest_bytes: bytes,
+    signature: bytes | None = None,
 ) -> None:
-    """Object stores: data files first, each re-read and checked, the manifest last."""
+    """Object stores: data files first, each re-read and checked, the signature, then the
+    manifest last."""
     for entry in files:
         store.put_file(staging / entry["name"], layout.version_file(version, entry["name"]))
         _pause(f"upload:{entry['name']}")
@@ -281,5 +317,21 @@ def _upload(
             read_verified_bytes(store, layout.version_file(version, entry["name"]), entry)
         except ChecksumError as exc:
             raise PublishError(f"upload did not verify: {exc}") from None
+    if signature is not None:
+        store.write_atomic(layout.version_file(version, SIGNATURE_NAME), signature)
     if not store.create_exclusive(layout.manifest(version), manifest_bytes):
         raise PublishError(f"{store.display(layout.manifest(version))}: already exists")
+
+
+def withdraw_version(store: StoreFS, layout: SetLayout, version: str) -> None:
+    """Make a version invisible in one step (local: its folder moves to ``_trash/``; object
+    store: its manifest goes first), then remove the rest. Used when a publish fails after the
+    version appeared, by erasure and by gc."""
+    if store.is_local:
+        trash = f"{layout.trash_dir}/{version}-{uuid.uuid4().hex[:8]}"
+        with contextlib.suppress(FileNotFoundError):
+            store.rename_dir(layout.version_dir(version), trash)  # invisible in one step
+        store.remove_tree(trash)
+    else:
+        store.remove(layout.manifest(version))  # invisible from here
+        store.remove_tree(layout.version_dir(version))

@@ -1,7 +1,9 @@
-"""Checking a published version: every file's size and sha256, then the replay check.
+"""Checking a published version: the manifest (``integrity.load_version``: signature, names,
+content hash, counts), every file's size, sha256 and row count, then the replay check.
 
-Used by ``golden sets verify`` (non-zero exit on any problem) and by the reader, which checks
-each file as it reads it. Messages name the file and the kind of problem, nothing from inside it.
+Used by ``golden sets verify`` (non-zero exit on any problem), ``promote`` and the reader, which
+checks each file as it reads it. Messages name the version, the file and the kind of problem,
+nothing from inside it.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from golden_distill.datasets.store.case_files import count_cases
 from golden_distill.datasets.store.fs import StoreFS
-from golden_distill.datasets.store.layout import SetLayout
-from golden_distill.datasets.store.manifest import volatile_keys_of
+from golden_distill.datasets.store.integrity import load_version
+from golden_distill.datasets.store.layout import LayoutError, SetLayout
+from golden_distill.datasets.store.manifest import ManifestError, volatile_keys_of
 from golden_distill.datasets.store.replay import ReplayCheckResult, check_table
-from golden_distill.datasets.store.versions import read_manifest
 
 
 class ChecksumError(IOError):
@@ -42,6 +46,12 @@ def parquet_from_bytes(data: bytes) -> pa.Table:
     return pq.read_table(pa.BufferReader(data))
 
 
+def check_rows(rows: int, entry: dict[str, Any], where: str) -> None:
+    """A cases file holds exactly the rows its manifest entry says (the counts come from it)."""
+    if entry.get("role") == "cases" and rows != entry.get("rows"):
+        raise ChecksumError(f"{where}: {rows} rows, manifest says {entry.get('rows')}")
+
+
 @dataclass(slots=True)
 class VerifyReport:
     set_name: str
@@ -49,6 +59,7 @@ class VerifyReport:
     files_checked: int = 0
     problems: list[str] = field(default_factory=list)  # one line per problem, naming the file
     replay_check: ReplayCheckResult | None = None
+    signed_by: str | None = None  # the verified signer's key id (None: unsigned or not required)
 
     @property
     def ok(self) -> bool:
@@ -62,13 +73,26 @@ class VerifyReport:
 
 
 def verify_version(
-    store: StoreFS, set_name: str, version: str, *, replay: bool = True
+    store: StoreFS,
+    set_name: str,
+    version: str,
+    *,
+    replay: bool = True,
+    public_keys: dict[str, Ed25519PublicKey] | None = None,
 ) -> VerifyReport:
-    """Recompute every checksum of a version and (by default) run the replay check."""
+    """Check the manifest and its signature, recompute every checksum and row count of a
+    version and (by default) run the replay check. ``public_keys`` None: the store's
+    ``trusted_keys/``."""
     layout = SetLayout(set_name)
-    manifest = read_manifest(store, set_name, version)
     report = VerifyReport(set_name, version)
+    try:
+        checked = load_version(store, set_name, version, public_keys=public_keys)
+    except (ManifestError, LayoutError) as exc:
+        report.problems.append(str(exc))
+        return report
+    manifest, report.signed_by = checked.manifest, checked.signed_by
     case_tables = []
+    cluster_rows = None
     for entry in manifest["files"]:
         rel = layout.version_file(version, entry["name"])
         report.files_checked += 1
@@ -77,18 +101,38 @@ def verify_version(
         except ChecksumError as exc:
             report.problems.append(str(exc))
             continue
-        if entry["role"] == "cases":
-            table = parquet_from_bytes(data)
-            if table.num_rows != entry.get("rows", table.num_rows):
-                report.problems.append(
-                    f"{store.display(rel)}: {table.num_rows} rows, manifest says {entry['rows']}"
-                )
+        if entry["role"] in ("cases", "clusters"):
+            try:
+                table = parquet_from_bytes(data)
+            except (pa.ArrowException, OSError):
+                report.problems.append(f"{store.display(rel)}: not a readable Parquet file")
+                continue
+            if entry["role"] == "clusters":
+                cluster_rows = table.num_rows
+                continue
+            try:
+                check_rows(table.num_rows, entry, store.display(rel))
+            except ChecksumError as exc:
+                report.problems.append(str(exc))
             case_tables.append(table)
-    total = sum(t.num_rows for t in case_tables)
-    if not report.problems and total != manifest["counts"].get("cases", total):
-        report.problems.append(
-            f"{store.display(layout.manifest(version))}: counts.cases differs from the files"
-        )
+    if not report.problems:
+        report.problems.extend(_count_problems(manifest, case_tables, cluster_rows, set_name))
     if replay and case_tables and not report.problems:
         report.replay_check = check_table(pa.concat_tables(case_tables), volatile_keys_of(manifest))
     return report
+
+
+def _count_problems(
+    manifest: dict[str, Any], tables: list[pa.Table], cluster_rows: int | None, set_name: str
+) -> list[str]:
+    """``counts`` re-derived from the files: cases, steps, tenants, per funnel, clusters."""
+    label = f"{set_name}@{manifest['version']}"
+    counts = manifest["counts"]
+    found = count_cases(pa.concat_tables(tables)) if tables else {"cases": 0}
+    if cluster_rows is not None:
+        found["clusters"] = cluster_rows
+    return [
+        f"{label}: counts.{key} is {counts.get(key)!r} but the files hold {value!r}"
+        for key, value in found.items()
+        if key in counts and counts[key] != value
+    ]

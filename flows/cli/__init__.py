@@ -38,6 +38,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ingest",
     "generate",
     "redact",
+    "erase",
+    "work",
 )
 
 

@@ -12,7 +12,7 @@ import typer
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from golden_distill.datasets.synthetic import GenerateSummary
+    from golden_distill.synthetic import GenerateSummary
 
 HELP = """Write synthetic enterprise agent traffic, and the truth about it, for demos and tests.
 
@@ -90,8 +90,8 @@ def generate_command(
 ) -> None:
     from rich.console import Console
 
-    from golden_distill.datasets.synthetic import generate_corpus
-    from golden_distill.datasets.synthetic.generate import PARALLEL_FROM_SESSIONS
+    from golden_distill.synthetic import generate_corpus
+    from golden_distill.synthetic.generate import PARALLEL_FROM_SESSIONS
 
     if jobs is None:  # worker start-up (imports, value pools) only pays off on big corpora
         jobs = (os.cpu_count() or 1) if sessions >= PARALLEL_FROM_SESSIONS else 1

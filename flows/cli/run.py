@@ -148,9 +148,12 @@ def run_command(
     outcome = execute(params, verbose=verbose)
     if isinstance(outcome, BaseException):
         stage_error = find_stage_error(outcome)
-        stage = stage_error.stage if stage_error else "flow"
-        detail = stage_error.detail if stage_error else describe(outcome)
-        typer.echo(f"golden run failed in stage '{stage}': {detail}", err=True)
+        if stage_error is None:  # only the documented stage names (errors.STAGES) are printed
+            typer.echo(f"golden run failed: {describe(outcome)}", err=True)
+        else:
+            typer.echo(
+                f"golden run failed in stage '{stage_error.stage}': {stage_error.detail}", err=True
+            )
         raise typer.Exit(1)
     version, report, reused, why = outcome
     if reused:

@@ -21,6 +21,7 @@ Examples:
     golden sets show nightly@latest
     golden sets diff nightly@2026.11.28.1 nightly@latest
     golden sets verify nightly@stable
+    golden sets verify nightly@stable --public-key signer.pub.pem   # must be signed by it
     golden sets promote nightly@2026.11.29.1 stable
     golden sets gc nightly --keep-last 5 --keep-days 14          # dry run: shows the plan
     golden sets gc nightly --keep-last 5 --keep-days 14 --apply
@@ -45,6 +46,14 @@ ConfigOpt = Annotated[
     typer.Option("--config", help="Pipeline config whose `publish:` section gives defaults."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+PublicKeyOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--public-key",
+        help="Ed25519 public key (PEM) the version must be signed by; repeatable. "
+        "Default: the store's trusted_keys/ (none there: signatures are not required).",
+    ),
+]
 
 
 def _publish_config(config: Path | None) -> Any:
@@ -98,13 +107,21 @@ def _guard(action: Callable[[], T]) -> T:
         raise typer.Exit(2) from None
 
 
-def _open(store: Any, ref: str, verify: bool = True) -> Any:
+def _open(store: Any, ref: str, verify: bool = True, public_key: list[Path] | None = None) -> Any:
     from golden_distill.datasets.reader import GoldenSet
     from golden_distill.datasets.store.layout import parse_ref
     from golden_distill.datasets.store.versions import resolve
 
     parsed = parse_ref(ref)
-    return GoldenSet(store, parsed.set_name, resolve(store, parsed), verify=verify)
+    return GoldenSet(
+        store, parsed.set_name, resolve(store, parsed), verify=verify, public_keys=public_key
+    )
+
+
+def _keys(public_key: list[Path] | None) -> Any:
+    from golden_distill.datasets.store.signing import public_keys_from
+
+    return _guard(lambda: public_keys_from(public_key or None))
 
 
 def list_cmd(
@@ -161,33 +178,45 @@ def show_cmd(
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
+    public_key: PublicKeyOpt = None,
     case: Annotated[
         str | None,
         typer.Option("--case", help="Show one case: its reasons, cluster and history."),
     ] = None,
 ) -> None:
-    """Show a version's manifest: counts per funnel, files, lineage, config hash; or, with
-    `--case ID`, why that case is in the version, its cluster and its history across versions.
+    """Show a version's manifest: signature (signed? by which key id?), counts per funnel,
+    files, config hash. It does not check the files: `golden sets verify` does. With
+    `--case ID`: why that case is in the version, its cluster and its history across versions.
 
     Example: `golden sets show nightly@latest --case c_3fb351ff6cecbf40f18aed03`
     """
+    from golden_distill.datasets.store.integrity import describe_signature
+    from golden_distill.datasets.store.layout import parse_ref
+    from golden_distill.datasets.store.versions import read_manifest, resolve
+
     fs = _store(store, storage_options, config)
-    golden = _guard(lambda: _open(fs, ref, verify=False))
     if case is not None:
         from golden_distill.flows.cli.case_history import case_report, render_case
 
-        def at(version: str) -> Any:
-            return _open(fs, f"{golden.name}@{version}", verify=False)
+        keys = _keys(public_key)
+        golden = _guard(lambda: _open(fs, ref, verify=False, public_key=keys))
+
+        def at(other: str) -> Any:
+            return _open(fs, f"{golden.name}@{other}", verify=False, public_key=keys)
 
         report = _guard(lambda: case_report(fs, golden, case, at))
         typer.echo(json.dumps(report, indent=2, default=str) if as_json else render_case(report))
         return
-    manifest = golden.manifest
-    if as_json:
+    parsed = _guard(lambda: parse_ref(ref))
+    version = _guard(lambda: resolve(fs, parsed))
+    manifest = _guard(lambda: read_manifest(fs, parsed.set_name, version))
+    if as_json:  # exactly the manifest (the signature is a separate file: manifest.sig)
         typer.echo(json.dumps(manifest, indent=2, sort_keys=True))
         return
+    signature = _guard(lambda: describe_signature(fs, parsed.set_name, version, _keys(public_key)))
     counts = manifest["counts"]
-    typer.echo(f"{golden.name}@{golden.version}  (parent {manifest.get('parent_version')})")
+    typer.echo(f"{parsed.set_name}@{version}  (parent {manifest.get('parent_version')})")
+    typer.echo(f"signature      {signature}")
     typer.echo(f"created_at     {manifest['created_at']}")
     typer.echo(f"code_version   {manifest.get('code_version')}")
     typer.echo(f"config_sha256  {manifest.get('config_sha256')}")
@@ -209,6 +238,7 @@ def diff_cmd(
     as_json: JsonOpt = False,
     fmt: Annotated[str, typer.Option("--format", help="text, json or markdown.")] = "text",
     limit: Annotated[int, typer.Option(help="Cases shown per list.")] = 20,
+    public_key: PublicKeyOpt = None,
 ) -> None:
     """Compare two versions: cases added, removed and changed (what changed, before and after:
     funnels, reasons, score, cluster, split, trust, outcome, expected outcome), the config diff,
@@ -224,7 +254,10 @@ def diff_cmd(
     if fmt not in ("text", "json", "markdown"):
         raise typer.BadParameter("one of text, json, markdown", param_hint="--format")
     fs = _store(store, storage_options, config)
-    report = _guard(lambda: diff_report(_open(fs, a), _open(fs, b)))
+    keys = _keys(public_key)
+    report = _guard(
+        lambda: diff_report(_open(fs, a, public_key=keys), _open(fs, b, public_key=keys))
+    )
     if fmt == "json":
         typer.echo(json.dumps(report, indent=2, default=str))
     elif fmt == "markdown":
@@ -239,10 +272,14 @@ def verify_cmd(
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
     replay: Annotated[bool, typer.Option(help="Also run the replay completeness check.")] = True,
+    public_key: PublicKeyOpt = None,
 ) -> None:
-    """Recompute every checksum and the replay check; exit 1 on any mismatch.
+    """Check the signature and the manifest, recompute every checksum, row count and count, and
+    run the replay check; exit 1 on any problem.
 
-    Each problem is printed naming the file. Example: `golden sets verify nightly@latest`
+    Each problem is printed naming the version and the file. With `--public-key FILE` (or a
+    store holding `trusted_keys/`) an unsigned version or any edit is refused.
+    Example: `golden sets verify nightly@latest --public-key signer.pub.pem`
     """
     from golden_distill.datasets.store.layout import parse_ref
     from golden_distill.datasets.store.verify import verify_version
@@ -251,7 +288,10 @@ def verify_cmd(
     fs = _store(store, storage_options, config)
     parsed = _guard(lambda: parse_ref(ref))
     version = _guard(lambda: resolve(fs, parsed))
-    report = _guard(lambda: verify_version(fs, parsed.set_name, version, replay=replay))
+    keys = _keys(public_key)
+    report = _guard(
+        lambda: verify_version(fs, parsed.set_name, version, replay=replay, public_keys=keys)
+    )
     for line in report.lines():
         typer.echo(f"FAIL {line}", err=True)
     if not report.ok:
@@ -260,6 +300,7 @@ def verify_cmd(
     typer.echo(
         f"OK {parsed.set_name}@{version}: {report.files_checked} files verified"
         + (f", replay check {summary['steps_checked']} steps" if summary else "")
+        + (f", signed by {report.signed_by}" if report.signed_by else ", signature not required")
     )
 
 
@@ -277,8 +318,10 @@ def promote_cmd(
             "(unconfirmed < oracle < human).",
         ),
     ] = None,
+    public_key: PublicKeyOpt = None,
 ) -> None:
-    """Point an alias at a version (atomically). The version must be published and verify.
+    """Point an alias at a version (atomically). The version must be published and verify
+    (signature included, when a public key is given or the store has trusted_keys/).
 
     Example: `golden sets promote nightly@2026.11.29.1 stable --min-trust oracle`
     """
@@ -295,13 +338,17 @@ def promote_cmd(
     parsed = _guard(lambda: parse_ref(ref))
     _guard(lambda: check_alias(alias))
     version = _guard(lambda: resolve(fs, parsed))
-    report = _guard(lambda: verify_version(fs, parsed.set_name, version, replay=False))
+    keys = _keys(public_key)
+    report = _guard(
+        lambda: verify_version(fs, parsed.set_name, version, replay=False, public_keys=keys)
+    )
     if not report.ok:
         for line in report.lines():
             typer.echo(f"FAIL {line}", err=True)
         raise typer.Exit(1)
     if min_trust is not None:
-        weak = _weaker_regression_cases(_guard(lambda: _open(fs, ref)), min_trust)
+        golden = _guard(lambda: _open(fs, ref, public_key=keys))
+        weak = _weaker_regression_cases(golden, min_trust)
         if weak:
             typer.echo(
                 f"refused: {len(weak)} case(s) of the regression split are trusted less than "

@@ -273,6 +273,7 @@ def publish(
     """Publish the version; its id, the report's location, and the version it duplicates
     (same content hash: nothing new was published), if any."""
     from golden_distill.datasets.store.publish import publish_version
+    from golden_distill.datasets.store.signing import signing_key_from_env
 
     config = resolved.config
     clusters = selection.clusters.to_arrow() if selection.clusters is not None else None
@@ -302,6 +303,7 @@ def publish(
         force=resolved.params.force,
         storage_options=config.publish.storage_options or None,
         config=config.publish,
+        signing_key=signing_key_from_env(secret_block=config.publish.signing_key_secret_block),
     )
     return result.version, report_location(resolved, result.url), result.deduplicated_of
 

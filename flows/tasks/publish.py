@@ -2,11 +2,17 @@
 
 The only task that writes to the golden store, so it retries with backoff (a flaky S3 endpoint);
 publishing is atomic and idempotent on the store's side, so a retry never leaves half a version.
+
+Visibility is the last step that can fail a run: everything after the version became visible
+(the artifacts with the report link, progress events, work-folder pruning) is best effort
+(``best_effort``): a failure there is a warning in the log and the run succeeds with its
+version, so a visible version is never a failed run and a failed run is never visible.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import shutil
 import time
 import uuid
@@ -16,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
@@ -94,7 +100,10 @@ def _run_publish(
     if same is not None:  # nothing changed since the latest version: it is this run's result
         version, stats = same
         report_path = global_steps.version_location(resolved, version)
-        _artifacts(resolved, version, report_path, {**stats, "shards_cached": cached[0]})
+        best_effort(
+            "report artifacts", _artifacts, resolved, version, report_path,
+            {**stats, "shards_cached": cached[0]},
+        )  # fmt: skip
         return PublishOutcome(
             version=version,
             report_path=report_path,
@@ -158,8 +167,8 @@ def _publish_parts(
         raise
     except Exception as exc:
         raise StageError("publish", describe(exc)) from None
-    stats["version"] = version
-    _artifacts(resolved, version, report_path, stats)
+    stats["version"] = version  # visible from here: nothing below may fail the run
+    best_effort("report artifacts", _artifacts, resolved, version, report_path, stats)
     if same_as is not None:
         why = SAME_CONTENT.format(version=same_as)
         return PublishOutcome(version, report_path, stats, reused=True, why=why)
@@ -184,6 +193,19 @@ def with_splits(published: pl.DataFrame, resolved: ResolvedRun) -> pl.DataFrame:
     return published.with_columns(
         assign_splits(published, resolved.config.curation.splits, previous)
     )
+
+
+def best_effort(what: str, action: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a step that comes after the version became visible; a failure is a warning only."""
+    try:
+        return action(*args, **kwargs)
+    except Exception as exc:
+        try:
+            logger: Any = get_run_logger()
+        except Exception:  # outside a flow or task run
+            logger = logging.getLogger(__name__)
+        logger.warning("%s failed after the version was published: %s", what, describe(exc))
+        return None
 
 
 def _artifacts(

@@ -10,7 +10,7 @@ import pytest
 from golden_distill.datasets.ingest import ingest
 from golden_distill.datasets.quarantine import read_quarantine
 from golden_distill.datasets.sources.config import IngestConfig
-from golden_distill.datasets.synthetic import generate_corpus, load_truth
+from golden_distill.synthetic import generate_corpus, load_truth
 
 
 @pytest.mark.parametrize(("compress", "shards"), [("gz", 2), ("zst", 2), (None, 1)])

@@ -28,7 +28,7 @@ from golden_distill.datasets.sources.byte_ranges import (
     line_ranges,
 )
 from golden_distill.datasets.sources.config import IngestConfig
-from golden_distill.datasets.synthetic import generate_corpus, load_truth
+from golden_distill.synthetic import generate_corpus, load_truth
 
 OVERSIZED_LIMIT = 600
 

@@ -18,7 +18,7 @@ SELECTION_FUNNELS = ("high_value_mutating", "recovery", "human_handoff")
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     from golden_distill.datasets.ingest import ingest
-    from golden_distill.datasets.synthetic import generate_corpus, load_truth
+    from golden_distill.synthetic import generate_corpus, load_truth
 
     root = tmp_path_factory.mktemp("generated")
     generate_corpus(root / "rec", sessions=400, seed=11, shards=2)

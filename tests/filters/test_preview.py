@@ -15,7 +15,7 @@ from golden_distill.flows.cli import app
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    from golden_distill.datasets.synthetic import generate_corpus, load_truth
+    from golden_distill.synthetic import generate_corpus, load_truth
 
     root = tmp_path_factory.mktemp("preview")
     generate_corpus(root / "rec", sessions=300, seed=5)

@@ -63,7 +63,7 @@ def shard_events():
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory: pytest.TempPathFactory):
-    from golden_distill.datasets.synthetic import generate_corpus, load_truth
+    from golden_distill.synthetic import generate_corpus, load_truth
 
     out = tmp_path_factory.mktemp("corpus")
     generate_corpus(out, sessions=SESSIONS, seed=11, shards=SHARDS)

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
+from golden_distill.flows.caching import (
+    code_digest,
+    installed_code_folders,
+    output_code_files,
+    pipeline_version,
+    shard_cache_key,
+    shard_config_sha256,
+)
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.source_files import (
     SourceNotFound,
@@ -61,6 +68,39 @@ def test_run_and_publish_settings_do_not_invalidate_shards():
 def test_pipeline_version_names_package_and_code():
     version = pipeline_version()
     assert version.startswith("0.") and "+" in version
+
+
+def _copy_code(tmp_path: Path) -> dict[str, Path]:
+    """A copy of the installed code folders, to edit without touching the checkout."""
+    import shutil
+
+    folders = {}
+    for name, root in installed_code_folders().items():
+        folders[name] = tmp_path / name
+        shutil.copytree(root, folders[name], ignore=shutil.ignore_patterns("__pycache__"))
+    return folders
+
+
+def test_code_digest_covers_only_code_that_shapes_output(tmp_path: Path):
+    folders = _copy_code(tmp_path)
+    names = [relative for relative, _ in output_code_files(folders)]
+    assert "filters/runner.py" in names and "flows/tasks/publish.py" in names
+    assert not any(n.startswith(("synthetic/", "flows/cli/")) for n in names)
+    before = code_digest(output_code_files(folders))
+
+    # help text of a command and the generator (not even a hashed folder) keep the caches
+    help_module = folders["flows"] / "cli" / "run.py"
+    help_module.write_text(help_module.read_text() + "\n# reworded help\n")
+    assert code_digest(output_code_files(folders)) == before
+
+    # a funnel's code shapes the published set: it changes the version
+    funnel = folders["filters"] / "runner.py"
+    funnel.write_text(funnel.read_text() + "\n# changed\n")
+    assert code_digest(output_code_files(folders)) != before
+
+
+def test_generator_is_not_hashed_into_the_pipeline_version():
+    assert "synthetic" not in installed_code_folders()
 
 
 def test_folder_sources_skip_truth_and_hidden_files(tmp_path: Path):

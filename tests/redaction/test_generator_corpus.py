@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from golden_distill.datasets.ingest import ingest
-from golden_distill.datasets.synthetic import generate_corpus, load_truth
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.pseudonym import key_pseudonym
 from golden_distill.redaction.redactor import OPTED_OUT, Redactor
 from golden_distill.redaction.shard import ShardRedactionResult, redact_table
+from golden_distill.synthetic import generate_corpus, load_truth
 
 DIGIT_ENTITIES = {"PHONE_NUMBER", "CREDIT_CARD", "BANK_CARD", "CN_MOBILE", "CN_RESIDENT_ID"}
 

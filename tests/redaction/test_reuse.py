@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from golden_distill.datasets.ingest import ingest
-from golden_distill.datasets.synthetic import generate_corpus, load_truth
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.redactor import REDACTION_ERROR, Redactor
 from golden_distill.redaction.shard import ShardRedactionResult, redact_table
+from golden_distill.synthetic import generate_corpus, load_truth
 
 from .conftest import TEST_SECRET, case, step
 

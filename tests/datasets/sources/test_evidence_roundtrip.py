@@ -19,7 +19,7 @@ from golden_distill.datasets.sources.chat import ChatAdapter
 from golden_distill.datasets.sources.config import IngestConfig
 from golden_distill.datasets.sources.evidence import EvidenceAdapter
 from golden_distill.datasets.sources.evidence_writer import export_evidence
-from golden_distill.datasets.synthetic import generate_corpus
+from golden_distill.synthetic import generate_corpus
 
 AIRLINE = airline_runs_path()
 

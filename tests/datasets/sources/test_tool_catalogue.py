@@ -43,6 +43,12 @@ def test_shipped_catalogue_lists_the_tau_bench_writes() -> None:
     assert catalogue.lookup("transfer_to_human_agents").is_mutating is False
 
 
+def test_shipped_catalogue_is_found_from_any_working_directory(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no configs/ here: the installed package data answers
+    catalogue = load_tool_catalogue(["configs/tools/tau-bench.yaml"])
+    assert {catalogue.lookup(n).system for n in AIRLINE_WRITES} == {"AIRLINE_RES"}
+
+
 def test_unknown_tools_are_unknown_with_prefix_system() -> None:
     catalogue = load_tool_catalogue([])
     assert catalogue.lookup("erp_create_invoice") == ToolInfo(None, "ERP")

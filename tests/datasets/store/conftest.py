@@ -9,6 +9,7 @@ server cannot start, S3 tests skip locally but FAIL when ``CI`` is set.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import socket
@@ -53,6 +54,13 @@ class StoreTarget:
 
     def kwargs(self) -> dict[str, Any]:
         return {"storage_options": self.storage_options}
+
+    def cli_args(self) -> list[str]:
+        """The `--store`/`--storage-options` arguments of a CLI call against this store."""
+        args = ["--store", self.url]
+        if self.storage_options:
+            args += ["--storage-options", json.dumps(self.storage_options)]
+        return args
 
 
 def _free_port() -> int:

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from golden_distill.datasets.ingest import ingest
-from golden_distill.datasets.synthetic import Truth, generate_corpus, load_truth
 from golden_distill.filters.dedup import DedupConfig, cluster, deduplicate, signatures
+from golden_distill.synthetic import Truth, generate_corpus, load_truth
 
 
 @pytest.fixture(scope="module")

@@ -17,12 +17,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from golden_distill.datasets.synthetic.scenarios import (
+from golden_distill.synthetic.scenarios import (
     Scenario,
     build_scenario,
     choose_components,
 )
-from golden_distill.datasets.synthetic.text import BaseRequest, plan_request
+from golden_distill.synthetic.text import BaseRequest, plan_request
 
 OPEN_FAMILIES_PER_LANGUAGE = 48
 

@@ -31,7 +31,7 @@ def test_different_seed_differs(corpus_factory: Callable[..., Path]) -> None:
 
 
 def test_rerun_into_same_dir_leaves_no_stale_shard(corpus_factory: Callable[..., Path]) -> None:
-    from golden_distill.datasets.synthetic import generate_corpus
+    from golden_distill.synthetic import generate_corpus
 
     out = corpus_factory("rerun", sessions=40, seed=3, shards=3, compress="gz")
     generate_corpus(out, sessions=40, seed=3, shards=1, compress="gz", oversized_limit=32768)
@@ -46,7 +46,7 @@ def test_worker_count_does_not_change_bytes(corpus_factory: Callable[..., Path])
 
 
 def test_value_pools_are_deterministic_per_seed() -> None:
-    from golden_distill.datasets.synthetic.pii import PiiPools
+    from golden_distill.synthetic.pii import PiiPools
 
     a, b, c = PiiPools(8, size=64), PiiPools(8, size=64), PiiPools(9, size=64)
     assert a.en_names == b.en_names and a.zh_addresses == b.zh_addresses
@@ -57,9 +57,9 @@ def test_value_pools_are_deterministic_per_seed() -> None:
 def test_compiled_templates_equal_the_reference_fill() -> None:
     import random
 
-    from golden_distill.datasets.synthetic.catalogue import TOOLS
-    from golden_distill.datasets.synthetic.pii import PiiPools
-    from golden_distill.datasets.synthetic.slots import compile_template, draw_slots, fill
+    from golden_distill.synthetic.catalogue import TOOLS
+    from golden_distill.synthetic.pii import PiiPools
+    from golden_distill.synthetic.slots import compile_template, draw_slots, fill
 
     pools = PiiPools(3, size=32)
     for lang in ("en", "zh"):

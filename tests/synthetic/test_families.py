@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from golden_distill.datasets.synthetic import Truth
+from golden_distill.synthetic import Truth
 
 NUMBER = re.compile(r"\d[\d,.]*")
 

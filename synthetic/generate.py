@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from golden_distill.datasets.sources.config import IngestConfig
-from golden_distill.datasets.synthetic import broken
-from golden_distill.datasets.synthetic.shard_job import (
+from golden_distill.synthetic import broken
+from golden_distill.synthetic.shard_job import (
     OPT_OUT_TENANT,
     TENANTS,
     ZIPF_EXPONENT,
     ShardJob,
     run_shard,
 )
-from golden_distill.datasets.synthetic.truth import write_truth
+from golden_distill.synthetic.truth import write_truth
 
 GENERATOR_VERSION = "2"
 #: From this many sessions `golden generate` uses one worker per core unless told otherwise.

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from golden_distill.datasets import quarantine
-from golden_distill.datasets.synthetic import Truth
-from golden_distill.datasets.synthetic.scenarios import SELECTION_FUNNELS
+from golden_distill.synthetic import Truth
+from golden_distill.synthetic.scenarios import SELECTION_FUNNELS
 
 SESSIONS = 300  # as in conftest.py
 

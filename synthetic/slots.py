@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from golden_distill.datasets.synthetic import pii
-from golden_distill.datasets.synthetic.pii import pick
+from golden_distill.synthetic import pii
+from golden_distill.synthetic.pii import pick
 
 #: slot name -> entity type of personal slots (the truth lists a value only where it appears)
 PII_SLOTS: dict[str, str] = {

@@ -17,17 +17,17 @@ from typing import Any
 
 import orjson
 
-from golden_distill.datasets.synthetic.catalogue import TOOLS
-from golden_distill.datasets.synthetic.families import Member
-from golden_distill.datasets.synthetic.pii import PiiPools, pick
-from golden_distill.datasets.synthetic.scenarios import amount_for, confidence_for
-from golden_distill.datasets.synthetic.slots import (
+from golden_distill.synthetic.catalogue import TOOLS
+from golden_distill.synthetic.families import Member
+from golden_distill.synthetic.pii import PiiPools, pick
+from golden_distill.synthetic.scenarios import amount_for, confidence_for
+from golden_distill.synthetic.slots import (
     KEY_SLOTS,
     PII_SLOTS,
     compile_template,
     draw_slots,
 )
-from golden_distill.datasets.synthetic.text import answer_text, fill_text, reword
+from golden_distill.synthetic.text import answer_text, fill_text, reword
 
 _ERRORS = (
     (

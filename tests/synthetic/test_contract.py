@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from golden_distill.datasets.synthetic import Truth
+from golden_distill.synthetic import Truth
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 PREFIX_SYSTEM = {
@@ -66,7 +66,7 @@ def test_valid_records_follow_the_contract(gz_records: dict) -> None:
 def test_broken_lines_are_broken_as_claimed(
     corpus_factory: Callable[..., Path], read_lines: Callable, compress: str | None
 ) -> None:
-    from golden_distill.datasets.synthetic import load_truth
+    from golden_distill.synthetic import load_truth
 
     out = corpus_factory(f"broken_{compress}", sessions=80, seed=9, shards=2, compress=compress)
     truth = load_truth(out)

@@ -16,19 +16,19 @@ from typing import Any
 import orjson
 
 from golden_distill.datasets.quarantine import TRUNCATED_STREAM
-from golden_distill.datasets.synthetic import broken
-from golden_distill.datasets.synthetic.families import FamilyPlanner, Member
-from golden_distill.datasets.synthetic.pii import pools_for
-from golden_distill.datasets.synthetic.records import (
+from golden_distill.synthetic import broken
+from golden_distill.synthetic.families import FamilyPlanner, Member
+from golden_distill.synthetic.pii import pools_for
+from golden_distill.synthetic.records import (
     BASE_EPOCH_MS,
     BuiltRecord,
     SessionContext,
     build_record,
     locate,
 )
-from golden_distill.datasets.synthetic.scenarios import Scenario, StepSpec
-from golden_distill.datasets.synthetic.truth import TruthWriter
-from golden_distill.datasets.synthetic.writer import ShardStream, shard_name
+from golden_distill.synthetic.scenarios import Scenario, StepSpec
+from golden_distill.synthetic.truth import TruthWriter
+from golden_distill.synthetic.writer import ShardStream, shard_name
 
 #: (tenant id, language). Volumes are Zipf over this order; the opt-out tenant is mid-sized.
 TENANTS: tuple[tuple[str, str], ...] = (

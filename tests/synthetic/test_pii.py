@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from golden_distill.datasets.synthetic import Truth
-from golden_distill.datasets.synthetic.pii import ENTITY_TYPES, cn_id_valid, iban_valid, luhn_valid
+from golden_distill.synthetic import Truth
+from golden_distill.synthetic.pii import ENTITY_TYPES, cn_id_valid, iban_valid, luhn_valid
 
 AREA = re.compile(r"^toolCalls\[(\d+)\]\.(arguments|response|error)$")
 

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import orjson
 
-from golden_distill.datasets.synthetic.scenarios import REDACTED
+from golden_distill.synthetic.scenarios import REDACTED
 
 TRUTH_FILE = "_truth.json"
 RECORDS_SIDECAR = "_truth.records.jsonl"

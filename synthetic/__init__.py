@@ -6,7 +6,7 @@ Chinese personal data, and a handful of deliberately broken lines) plus ``_truth
 what was planted; ``load_truth`` reads the truth back for tests. See docs/generator.md.
 """
 
-from golden_distill.datasets.synthetic.generate import GenerateSummary, generate_corpus
-from golden_distill.datasets.synthetic.truth import RecordTruth, Truth, load_truth
+from golden_distill.synthetic.generate import GenerateSummary, generate_corpus
+from golden_distill.synthetic.truth import RecordTruth, Truth, load_truth
 
 __all__ = ["GenerateSummary", "RecordTruth", "Truth", "generate_corpus", "load_truth"]

@@ -11,7 +11,7 @@ import orjson
 import pytest
 import zstandard
 
-from golden_distill.datasets.synthetic import Truth, generate_corpus, load_truth
+from golden_distill.synthetic import Truth, generate_corpus, load_truth
 
 SESSIONS = 300
 OVERSIZED_LIMIT = 32 * 1024

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from golden_distill.datasets.synthetic import load_truth
 from golden_distill.flows.cli import app
+from golden_distill.synthetic import load_truth
 
 
 def test_generate_command_writes_corpus_and_summary(tmp_path: Path) -> None:

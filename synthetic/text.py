@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from golden_distill.datasets.synthetic.phrasebook import (
+from golden_distill.synthetic.phrasebook import (
     ADJECTIVES,
     AMBIGUOUS_ASK,
     ASKS,
@@ -25,7 +25,7 @@ from golden_distill.datasets.synthetic.phrasebook import (
     SECRET_CONTEXT,
     SYNONYMS,
 )
-from golden_distill.datasets.synthetic.pii import pick
+from golden_distill.synthetic.pii import pick
 
 
 def _lang_index(lang: str) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from golden_distill.datasets.synthetic import Truth
+from golden_distill.synthetic import Truth
 
 PREFIX = {
     "erp_": "ERP",
@@ -104,7 +104,7 @@ def test_truth_matches_reference_reading(gz_truth: Truth, gz_records: dict) -> N
 
 
 def test_boundary_negatives_are_planted(corpus_factory, read_lines) -> None:  # type: ignore[no-untyped-def]
-    from golden_distill.datasets.synthetic import load_truth
+    from golden_distill.synthetic import load_truth
 
     out = corpus_factory("boundaries", sessions=900, seed=23)
     truth = load_truth(out)

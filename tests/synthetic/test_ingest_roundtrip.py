@@ -12,7 +12,7 @@ from golden_distill.datasets.ingest import ingest
 from golden_distill.datasets.quarantine import read_quarantine
 from golden_distill.datasets.schema import make_case_id
 from golden_distill.datasets.sources.config import IngestConfig
-from golden_distill.datasets.synthetic import load_truth
+from golden_distill.synthetic import load_truth
 
 
 @pytest.mark.parametrize("compress", [None, "gz", "zst"])

@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from golden_distill.datasets.synthetic.catalogue import (
+from golden_distill.synthetic.catalogue import (
     ALL_READS,
     ALTERNATIVES,
     AMOUNT_WRITES,

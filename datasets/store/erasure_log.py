@@ -1,0 +1,106 @@
+"""The erasure log and the check every publish makes against it (see ``erasure.py``).
+
+``<set>/_erasure/log.jsonl`` holds one JSON line per erasure: keyed hashes of the subjects, a
+sha256 of each needle (the pseudonym or placeholder redaction made of the subject), and what was
+removed. ``drop_erased`` leaves out of a new version every case holding a logged needle, so a
+subject erased once never comes back into the set. No redaction import here: publishing stays
+light.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.datasets.store.layout import SetLayout
+
+#: Tokens a needle can be inside free text: placeholders, and runs of id characters.
+_TOKEN = re.compile(r"<[A-Z][A-Z0-9_]*_[0-9a-f]{8}>|[A-Za-z0-9#][A-Za-z0-9#_\-]*")
+
+
+def needle_digest(needle: str) -> str:
+    return hashlib.sha256(f"golden-erasure-needle\x1f{needle}".encode()).hexdigest()
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def row_tokens(row: dict[str, Any]) -> set[str]:
+    """Every string of a case (whole values and the id-like tokens inside them)."""
+    tokens: set[str] = set()
+    for text in _strings(row):
+        tokens.add(text)
+        tokens.update(_TOKEN.findall(text))
+    return tokens
+
+
+def matching_case_ids(table: pa.Table, needles: set[str]) -> list[str]:
+    """Case ids of the rows holding any needle (plain needles: the erase command)."""
+    return [r["case_id"] for r in table.to_pylist() if not needles.isdisjoint(row_tokens(r))]
+
+
+def _matching_digests(table: pa.Table, digests: set[str]) -> list[str]:
+    """Case ids of the rows holding a needle known only by its digest (the erasure log)."""
+    cache: dict[str, bool] = {}
+    hits = []
+    for row in table.to_pylist():
+        for token in row_tokens(row):
+            found = cache.get(token)
+            if found is None:
+                found = cache[token] = needle_digest(token) in digests
+            if found:
+                hits.append(row["case_id"])
+                break
+    return hits
+
+
+# -- the log file ---------------------------------------------------------------------------
+def log_path(layout: SetLayout) -> str:
+    return f"{layout.set_name}/_erasure/log.jsonl"
+
+
+def read_log(store: StoreFS, layout: SetLayout) -> list[dict[str, Any]]:
+    try:
+        data = store.read_bytes(log_path(layout))
+    except FileNotFoundError:
+        return []
+    return [orjson.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def append_log(store: StoreFS, layout: SetLayout, entry: dict[str, Any]) -> None:
+    line = orjson.dumps(entry, option=orjson.OPT_SORT_KEYS) + b"\n"
+    store.update(log_path(layout), lambda old: (old or b"") + line)
+
+
+def erased_needle_digests(store: StoreFS, layout: SetLayout) -> set[str]:
+    return {d for entry in read_log(store, layout) for d in entry.get("needles", [])}
+
+
+def drop_erased(
+    store: StoreFS, layout: SetLayout, table: pa.Table
+) -> tuple[pa.Table, dict[str, Any] | None]:
+    """Publishing consults the log: cases holding an erased subject are left out (and counted).
+    Returns the table and the manifest's ``erasure`` record (None when the set has no log)."""
+    digests = erased_needle_digests(store, layout)
+    if not digests:
+        return table, None
+    dropped = _matching_digests(table, digests)
+    if dropped:
+        keep = pc.invert(pc.is_in(table.column("case_id"), value_set=pa.array(dropped)))
+        table = table.filter(keep)
+    return table, {"log_entries": len(read_log(store, layout)), "cases_dropped": len(dropped)}
