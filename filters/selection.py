@@ -12,7 +12,8 @@ exactly the cases a run publishes (redaction aside):
 Every input case ends with a ``status`` that says why it is or is not published: ``selected``,
 ``no_funnel``, ``gate:<reason>``, ``dedup:exact`` / ``dedup:near`` (a member of a cluster whose
 representative is published or cut), ``dedup:duplicate_id`` (the same run read twice),
-``quota:<reason>``, ``redaction:refused``. Pure functions, no I/O.
+``quota:<reason>``, ``redaction:refused``, ``review:rejected`` (a person rejected the case or a
+run with the same content). Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from golden_distill.filters.registry import build_funnels
 
 SELECTED = "selected"
 REFUSED = "redaction:refused"
+REJECTED = "review:rejected"
 DUPLICATE_ID = "dedup:duplicate_id"
 
 #: Columns of the representatives frame (the cases to publish), in priority order.
@@ -83,10 +85,13 @@ def choose(
     funnels: FunnelsConfig,
     dedup: DedupConfig,
     excluded: Iterable[str] = (),
+    rejected: Iterable[str] = (),
 ) -> Chosen:
     """Representatives of the candidates' clusters, then quotas over them; see the module
-    docstring for the statuses."""
-    excluded_ids = sorted(set(excluded))
+    docstring for the statuses. ``excluded``: refused by redaction; ``rejected``: in review.
+    Either way the next member of the case's cluster takes its place."""
+    rejected_ids = sorted(set(rejected))
+    excluded_ids = sorted(set(excluded) | set(rejected_ids))
     order = [f.name for f in build_funnels(funnels) if f.role == "select"]
     rows = decisions.drop(
         [c for c in ("priority", "cluster_id", "cluster_size") if c in decisions.columns]
@@ -111,6 +116,8 @@ def choose(
         .then(pl.col("status"))
         .when(~first)
         .then(pl.lit(DUPLICATE_ID))
+        .when(pl.col("case_id").is_in(rejected_ids))
+        .then(pl.lit(REJECTED))
         .when(pl.col("case_id").is_in(excluded_ids))
         .then(pl.lit(REFUSED))
         .when(pl.col("quota_cut").is_not_null())

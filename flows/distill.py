@@ -30,6 +30,7 @@ from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.run_key import run_key
 from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.source_files import Shard, discover_shards
+from golden_distill.flows.tasks import global_steps
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
 from golden_distill.flows.tasks.publish import best_effort, inputs_sha256, publish_set
 from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
@@ -282,6 +283,7 @@ def distill(params: DistillParams) -> str:
         selection = select_cases.with_options(result_storage=run.results_dir())(
             results, resolved.config, cache_key=select_key
         )
+        selection.apply_review(global_steps.review_decisions(resolved), resolved.config)
         timings["select+dedup"] = time.perf_counter() - t0
         progress.emit("selected", selected=selection.selected_count)
 

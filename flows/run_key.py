@@ -17,9 +17,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from golden_distill.filters.review import log_digest
 from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.config import config_sha256
 from golden_distill.flows.params import DistillParams, ResolvedRun
+from golden_distill.flows.tasks.global_steps import review_log
 
 
 def run_key(
@@ -31,6 +33,7 @@ def run_key(
         return None
     digest = hashlib.sha256(config_sha256(resolved.config).encode())
     digest.update(f"{resolved.set_name}\x1f{key_id or '-'}\x1f{pipeline_version()}".encode())
+    digest.update(log_digest(review_log(resolved)).encode())  # a new review decision counts
     for key in sorted(k for k in shard_keys if k):
         digest.update(key.encode())
     return digest.hexdigest()

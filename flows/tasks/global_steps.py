@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.filters.review import ReviewDecisions, parse_log
 from golden_distill.filters.selection import Chosen
 from golden_distill.filters.selection import choose as choose_cases
 from golden_distill.filters.trust import trust_expr
@@ -69,10 +70,32 @@ def with_decided_scores(signatures: pl.DataFrame, decisions: pl.DataFrame) -> pl
 
 
 def choose(
-    decisions: pl.DataFrame, clusters: pl.DataFrame | None, config: PipelineConfig, excluded: set
+    decisions: pl.DataFrame,
+    clusters: pl.DataFrame | None,
+    config: PipelineConfig,
+    excluded: set,
+    rejected: set | None = None,
 ) -> Chosen:
-    """Representatives of the clusters (minus ``excluded``), then quotas over them."""
-    return choose_cases(decisions, clusters, config.funnels, config.dedup, excluded)
+    """Representatives of the clusters (minus ``excluded`` and ``rejected``), then quotas."""
+    return choose_cases(
+        decisions, clusters, config.funnels, config.dedup, excluded, rejected or set()
+    )
+
+
+def review_log(resolved: ResolvedRun) -> bytes | None:
+    """The set's review log (filters/review.py), None when nobody reviewed it yet."""
+    from golden_distill.datasets.store.fs import StoreFS
+    from golden_distill.filters.review import log_path
+
+    store = StoreFS(resolved.store_url, resolved.config.publish.storage_options or None)
+    try:
+        return store.read_bytes(log_path(resolved.set_name))
+    except FileNotFoundError:
+        return None
+
+
+def review_decisions(resolved: ResolvedRun) -> ReviewDecisions:
+    return ReviewDecisions.from_entries(parse_log(review_log(resolved)))
 
 
 def selection_counts(chosen: Chosen, config: PipelineConfig) -> dict[str, Any]:
@@ -88,7 +111,12 @@ def selection_counts(chosen: Chosen, config: PipelineConfig) -> dict[str, Any]:
             k.removeprefix("quota:"): v for k, v in dropped.items() if k.startswith("quota:")
         },
         "not_selected": {
-            k: v for k, v in dropped.items() if not k.startswith(("quota:", "dedup:", "redaction:"))
+            k: v
+            for k, v in dropped.items()
+            if not k.startswith(("quota:", "dedup:", "redaction:", "review:"))
+        },
+        "review_rejected": {
+            k.removeprefix("review:"): v for k, v in dropped.items() if k.startswith("review:")
         },
         "quota_cuts_per_funnel": counts.get("quota_cuts_per_funnel", {}),
         "removed_by_dedup": sum(v for k, v in dropped.items() if k.startswith("dedup:")),
@@ -162,7 +190,8 @@ def write_publish_parts(
         if frame.height == 0:
             continue
         frame = frame.join(reps, on="case_id", how="left")
-        frame = frame.with_columns(trust=trust_expr(frame)).select(GOLDEN_SCHEMA.names)
+        confirmed = pl.col("_confirmed") if "_confirmed" in frame.columns else None
+        frame = frame.with_columns(trust=trust_expr(frame, confirmed)).select(GOLDEN_SCHEMA.names)
         written.update(frame.get_column("case_id").to_list())
         counted.append(published_stats(frame))
         part = out_dir / f"part-{len(parts):05d}.parquet"

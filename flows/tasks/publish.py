@@ -26,6 +26,7 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from golden_distill.filters.review import log_digest
 from golden_distill.filters.splits import assign_splits
 from golden_distill.flows.caching import pipeline_version, shard_config_sha256
 from golden_distill.flows.config import config_sha256
@@ -190,9 +191,17 @@ def with_splits(published: pl.DataFrame, resolved: ResolvedRun) -> pl.DataFrame:
     """The published cases with their split: the parent version's for cases it had, else by
     cluster (filters/splits.py)."""
     previous = global_steps.parent_splits(resolved)
-    return published.with_columns(
-        assign_splits(published, resolved.config.curation.splits, previous)
-    )
+    curation = resolved.config.curation
+    split = assign_splits(published, curation.splits, previous)
+    out = published.with_columns(split)
+    if curation.review.require_confirmation and "_confirmed" in out.columns:
+        # only cases a person confirmed may stand in the regression split
+        out = out.with_columns(
+            split=pl.when((pl.col("split") == "regression") & ~pl.col("_confirmed"))
+            .then(pl.lit("dev"))
+            .otherwise(pl.col("split"))
+        )
+    return out
 
 
 def best_effort(what: str, action: Any, *args: Any, **kwargs: Any) -> Any:
@@ -272,6 +281,7 @@ def inputs_sha256(
         return None
     digest = hashlib.sha256(select_key.encode())
     digest.update(config_sha256(resolved.config).encode())
+    digest.update(log_digest(global_steps.review_log(resolved)).encode())  # review decisions
     digest.update(f"{resolved.set_name}\x1f{key_id or '-'}\x1f{pipeline_version()}".encode())
     for key in sorted(k for k in keys if k):
         digest.update(key.encode())

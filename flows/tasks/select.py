@@ -29,6 +29,8 @@ class Selection:
     clusters: pl.DataFrame | None  # the cluster table (None: dedup off)
     representatives: pl.DataFrame  # case_id, cluster_id, cluster_size, priority
     excluded: set[str] = field(default_factory=set)  # refused by redaction
+    rejected: set[str] = field(default_factory=set)  # rejected in review (filters/review.py)
+    confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
     stats: dict[str, Any] = field(default_factory=dict)
 
     def published_columns(self) -> pl.DataFrame:
@@ -37,10 +39,14 @@ class Selection:
         decided = self.decisions.filter(pl.col("status") == "selected").unique(
             "case_id", keep="first"
         )
-        return self.representatives.drop("priority").join(
-            decided.select("case_id", "funnels", "funnel_reasons", "value_score"),
-            on="case_id",
-            how="left",
+        return (
+            self.representatives.drop("priority")
+            .join(
+                decided.select("case_id", "funnels", "funnel_reasons", "value_score"),
+                on="case_id",
+                how="left",
+            )
+            .with_columns(_confirmed=pl.col("case_id").is_in(sorted(self.confirmed)))
         )
 
     @property
@@ -51,7 +57,26 @@ class Selection:
         """Drop cases redaction refused; the next member of each cluster takes their place
         (and the quotas are applied again to the new representatives)."""
         self.excluded |= case_ids
-        chosen = global_steps.choose(self.decisions, self.clusters, config, self.excluded)
+        self._choose(config)
+
+    def apply_review(self, review: Any, config: PipelineConfig) -> None:
+        """Leave out the candidates a reviewer rejected: by case id, and by content hash (the
+        same run recorded again under another id); their clusters' next members replace them.
+        Confirmed (and corrected) cases are published with trust ``human``."""
+        self.confirmed = set(review.confirmed)
+        ids = set(review.rejected_ids)
+        if self.clusters is not None and review.rejected_hashes:
+            same = self.clusters.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
+            ids |= set(same.get_column("case_id").to_list())
+        candidates = set(self.decisions.filter(pl.col("candidate"))["case_id"].to_list())
+        self.rejected |= ids & candidates
+        if self.rejected:
+            self._choose(config)
+
+    def _choose(self, config: PipelineConfig) -> None:
+        chosen = global_steps.choose(
+            self.decisions, self.clusters, config, self.excluded, self.rejected
+        )
         self.decisions, self.representatives = chosen.decisions, chosen.representatives
         self.stats.update(global_steps.selection_counts(chosen, config))
 
