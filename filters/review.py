@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import polars as pl
 
 DECISIONS = ("confirm", "reject", "correct")
 
@@ -100,3 +101,32 @@ def check_row(row: dict[str, Any], line: int) -> dict[str, Any] | None:
         "expected_actions": actions,
         "reviewer": row["reviewer"].strip(),
     }
+
+
+def corrected_expected(frame: pl.DataFrame) -> pl.Expr | None:
+    """The ``expected`` column with reviewers' corrections applied (``_expected_final_state``,
+    ``_expected_actions`` JSON text, set for corrected cases): the corrected parts replace the
+    derived ones and ``source`` becomes ``review``. None when the frame has no ``expected``
+    column (a schema without it) or no corrections."""
+    dtype = frame.schema.get("expected")
+    if not isinstance(dtype, pl.Struct) or "_expected_final_state" not in frame.columns:
+        return None
+    fields = {f.name: f.dtype for f in dtype.fields}
+    old = pl.col("expected").struct
+    corrected = (
+        pl.col("_expected_final_state").is_not_null() | pl.col("_expected_actions").is_not_null()
+    )
+    parts = []
+    for name, field_type in fields.items():
+        value = old.field(name)
+        if name == "final_state":
+            value = pl.coalesce(pl.col("_expected_final_state"), value)
+        elif name == "actions":
+            decoded = pl.col("_expected_actions").str.json_decode(field_type)
+            value = (
+                pl.when(pl.col("_expected_actions").is_not_null()).then(decoded).otherwise(value)
+            )
+        elif name == "source":
+            value = pl.lit("review", dtype=field_type)
+        parts.append(value.cast(field_type).alias(name))
+    return pl.when(corrected).then(pl.struct(parts)).otherwise(pl.col("expected")).alias("expected")

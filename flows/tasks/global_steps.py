@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
-from golden_distill.filters.review import ReviewDecisions, parse_log
+from golden_distill.filters.review import ReviewDecisions, corrected_expected, parse_log
 from golden_distill.filters.selection import Chosen
 from golden_distill.filters.selection import choose as choose_cases
 from golden_distill.filters.trust import trust_expr
@@ -190,6 +190,9 @@ def write_publish_parts(
         if frame.height == 0:
             continue
         frame = frame.join(reps, on="case_id", how="left")
+        corrected = corrected_expected(frame)  # reviewers' corrections (when `expected` exists)
+        if corrected is not None:
+            frame = frame.with_columns(corrected)
         confirmed = pl.col("_confirmed") if "_confirmed" in frame.columns else None
         frame = frame.with_columns(trust=trust_expr(frame, confirmed)).select(GOLDEN_SCHEMA.names)
         written.update(frame.get_column("case_id").to_list())

@@ -31,6 +31,7 @@ class Selection:
     excluded: set[str] = field(default_factory=set)  # refused by redaction
     rejected: set[str] = field(default_factory=set)  # rejected in review (filters/review.py)
     confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
+    corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # corrected expected
     stats: dict[str, Any] = field(default_factory=dict)
 
     def published_columns(self) -> pl.DataFrame:
@@ -46,7 +47,19 @@ class Selection:
                 on="case_id",
                 how="left",
             )
-            .with_columns(_confirmed=pl.col("case_id").is_in(sorted(self.confirmed)))
+            .with_columns(
+                _confirmed=pl.col("case_id").is_in(sorted(self.confirmed)),
+                _expected_final_state=pl.col("case_id").replace_strict(
+                    {k: v["final_state"] for k, v in self.corrections.items()},
+                    default=None,
+                    return_dtype=pl.String,
+                ),
+                _expected_actions=pl.col("case_id").replace_strict(
+                    {k: v["actions"] for k, v in self.corrections.items()},
+                    default=None,
+                    return_dtype=pl.String,
+                ),
+            )
         )
 
     @property
@@ -64,6 +77,7 @@ class Selection:
         same run recorded again under another id); their clusters' next members replace them.
         Confirmed (and corrected) cases are published with trust ``human``."""
         self.confirmed = set(review.confirmed)
+        self.corrections = dict(review.corrections)
         ids = set(review.rejected_ids)
         if self.clusters is not None and review.rejected_hashes:
             same = self.clusters.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
