@@ -218,6 +218,31 @@ def _drops(stats: dict[str, Any]) -> dict[str, int]:
     return drops
 
 
+def _drift(stats: dict[str, Any]) -> str:
+    if not stats.get("pinned"):
+        return ""
+    rows = [
+        (d["dimension"], d["value"], f"{d['before']:.1%}", f"{d['after']:.1%}",
+         f"{d['shift']:+.1%}")
+        for d in stats.get("drift") or []
+    ]  # fmt: skip
+    head = f"<p>Against the pinned version <code>{escape(str(stats['pinned']))}</code>.</p>"
+    table = _table(("dimension", "value", "before", "after", "shift"), rows) if rows else ""
+    gap = stats.get("coverage_gap") or {}
+    gap_html = ""
+    if gap:
+        gap_html = (
+            f"<p>Coverage gap: {int(gap['uncovered_cases']):,} of {int(gap['candidates']):,} "
+            f"candidates ({int(gap['uncovered_paths']):,} tool paths) have no case on their "
+            "tool path in the pinned version.</p>"
+            + _table(
+                ("tool path", "cases"),
+                [(p["trajectory"], int(p["cases"])) for p in gap.get("paths") or []],
+            )
+        )
+    return head + table + gap_html
+
+
 def _stage_times(stats: dict[str, Any]) -> str:
     seconds = stats.get("stage_seconds") or {}
     items = [(k, round(float(v), 2)) for k, v in seconds.items()]
@@ -288,6 +313,7 @@ def render_report(stats: dict[str, Any]) -> str:
         *coverage_parts,
         _section("Published cases and why each is in", _case_table(stats)),
         _section("Change against the parent version", _change(stats)),
+        _section("Drift and coverage gap against the pinned version", _drift(stats)),
         _section("Run time per stage (seconds)", _stage_times(stats)),
     ]
     return (

@@ -231,6 +231,36 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
     return parent.version, ids
 
 
+def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -> dict[str, Any]:
+    """Drift of this version against the pinned one (alias `stable`, else `latest`) and the
+    coverage gap: candidates whose tool path has no case in it. {} for a new set."""
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+    from golden_distill.filters.dedup.signature import signatures
+    from golden_distill.filters.drift import coverage_gap, drift
+
+    pinned = None
+    for alias in ("stable", "latest"):
+        try:
+            pinned = open_set(
+                resolved.store_url,
+                f"{resolved.set_name}@{alias}",
+                storage_options=resolved.config.publish.storage_options or None,
+            )
+            break
+        except (VersionNotFound, FileNotFoundError):
+            continue
+    if pinned is None:
+        return {}
+    before = pl.from_arrow(pinned.read_table())
+    assert isinstance(before, pl.DataFrame)
+    after = pl.read_parquet(parts) if parts else before.head(0)
+    out: dict[str, Any] = {"pinned": pinned.version, "drift": drift(before, after, top=20)}
+    if paths is not None:
+        pinned_paths = signatures(before, resolved.config.dedup).select("path_key")
+        out["coverage_gap"] = coverage_gap(paths, pinned_paths)
+    return out
+
+
 def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
     """case_id -> split of the set's `latest` version ({} for a new set, or a version made
     before splits existed): what keeps a case's split sticky across versions."""

@@ -155,6 +155,7 @@ def _publish_parts(
         stats = build_stats(
             resolved, results, redacted, selection, published, case_ids, timings, cached
         )
+        stats.update(global_steps.drift_against_pinned(resolved, parts, selection.paths))
         stats["inputs_sha256"] = inputs
         stats["run_key"] = run_key
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)

@@ -33,6 +33,8 @@ class Selection:
     confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
     corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # corrected expected
     stats: dict[str, Any] = field(default_factory=dict)
+    #: every candidate's tool path (case_id, path_key, trajectory), for the coverage gap
+    paths: pl.DataFrame | None = None
 
     def published_columns(self) -> pl.DataFrame:
         """The representatives with the pipeline columns the global decisions give them
@@ -137,4 +139,5 @@ def select_cases(
         clusters=clusters,
         representatives=chosen.representatives,
         stats=stats,
+        paths=signatures.select("case_id", "path_key", "trajectory"),
     )

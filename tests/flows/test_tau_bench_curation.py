@@ -161,3 +161,18 @@ def test_diff_shows_the_config_change_changed_clusters_and_drift(published):
          "--format", "markdown"],
     )  # fmt: skip
     assert markdown.exit_code == 0 and "## Drift" in markdown.output
+
+
+def test_nightly_report_has_drift_and_coverage_gap_against_the_pinned_version(published):
+    _, versions, _, sets = published
+    stats = sets[1].manifest["stats"]
+    assert stats["pinned"] == versions[0]
+    assert stats["drift"] and {"dimension", "value", "before", "after", "shift"} <= set(
+        stats["drift"][0]
+    )
+    gap = stats["coverage_gap"]
+    assert gap["candidates"] == stats["candidates"]
+    assert 0 <= gap["uncovered_cases"] <= gap["candidates"]
+    html = (sets[1].report_html() or b"").decode()
+    assert "Drift and coverage gap against the pinned version" in html
+    assert "pinned" not in sets[0].manifest["stats"]  # the first version has nothing to drift from
