@@ -27,7 +27,7 @@ from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.funnel import BatchFigure, Funnel
 from golden_distill.filters.inputs import build_inputs
 from golden_distill.filters.quotas import apply_quotas
-from golden_distill.filters.registry import build_funnels
+from golden_distill.filters.registry import all_funnels, build_funnels
 from golden_distill.filters.selection_stats import selection_stats
 
 #: Values of ``decisions.status``: why a case is or is not in the selection.
@@ -126,7 +126,7 @@ def _decide_batch(
         return pl.concat(
             [_decide_batch(p.drop("_layer"), funnels, config, figures, details) for p in layered]
         )
-    inputs = build_inputs(batch, config, figures, details=details)
+    inputs = build_inputs(batch, config, figures, funnels=all_funnels(config), details=details)
     keep = ["case_id", "tenant_id", "signature", "n_steps"]
     plan = inputs.cases.select([*keep, *(["tools", "systems"] if details else [])])
     for funnel in funnels:
