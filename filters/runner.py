@@ -1,9 +1,10 @@
 """Run every funnel over a batch of cases, then the quotas: the funnel stage of the pipeline.
 
-``select(source, config)`` is what the flow calls. Scoring goes batch by batch (bounded memory:
-only case_id, tenant_id, intent, steps and outcome are read) into one small *decisions* row per
-case; quotas need the whole batch (caps and percentiles are batch-wide), and run on those small
-rows only. The full rows of the selected cases are joined back at the end.
+The flow runs it in two phases: ``score_cases`` per shard (batch-wide figures permissive),
+then over every shard's small rows ``figures_from`` and, when a funnel uses one, ``rescore``;
+``filters.selection.choose`` then dedups and applies the quotas. Scoring goes batch by batch
+(bounded memory: only case_id, tenant_id, intent, steps and outcome are read) into one small
+*decisions* row per case.
 
 value_score = sum over the case's select funnels of each funnel's contribution (weight x
 strength; see each funnel's module docstring). Gates contribute nothing; a case in no select
@@ -11,9 +12,6 @@ funnel scores 0.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import Any
 
 import polars as pl
 
@@ -26,25 +24,11 @@ from golden_distill.filters.case_source import (
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.funnel import BatchFigure, Funnel
 from golden_distill.filters.inputs import build_inputs
-from golden_distill.filters.quotas import apply_quotas
 from golden_distill.filters.registry import all_funnels, build_funnels
-from golden_distill.filters.selection_stats import selection_stats
 
 #: Values of ``decisions.status``: why a case is or is not in the selection.
 SELECTED = "selected"
 NO_FUNNEL = "no_funnel"
-
-
-@dataclass(slots=True)
-class SelectionResult:
-    """``table``: the selected cases' full rows plus funnels, funnel_reasons, value_score, in
-    priority order. ``decisions``: one small row per input case (see ``score_cases``) plus
-    ``status`` (selected | no_funnel | gate:<reason> | quota:<reason>). ``stats``: counts for the
-    report (see ``selection_stats``)."""
-
-    table: pl.DataFrame
-    decisions: pl.DataFrame
-    stats: dict[str, Any] = field(default_factory=dict)
 
 
 def declared_figures(config: FunnelsConfig) -> list[BatchFigure]:
@@ -214,59 +198,3 @@ def score_cases(
         empty = lf.select(INPUT_COLUMNS).head(0).collect()
         parts = [_decide_batch(empty, funnels, config, figures, details)]
     return pl.concat(parts, how="vertical")
-
-
-def decide_selection(scored: pl.DataFrame, config: FunnelsConfig) -> pl.DataFrame:
-    """Apply quotas to ``score_cases`` output: ``status`` becomes ``quota:<reason>`` for cut
-    candidates; ``priority`` orders the candidates (null for non-candidates)."""
-    order = [f.name for f in build_funnels(config) if f.role == "select"]
-    # Rows, not ids, key the result (a run read twice stays two rows), and the quota columns
-    # are scattered back by row number rather than joined: no copy of the decisions.
-    candidates = scored.select(
-        "case_id", "tenant_id", "signature", "value_score", "funnels", "candidate"
-    ).with_row_index("_row")
-    ranked = apply_quotas(
-        candidates.filter(pl.col("candidate")).drop("candidate"), config.quotas, order
-    )
-    rows = ranked["_row"]
-    priority = pl.repeat(None, scored.height, dtype=pl.UInt32, eager=True).scatter(
-        rows, ranked["priority"]
-    )
-    cut = pl.repeat(None, scored.height, dtype=pl.String, eager=True).scatter(
-        rows, ranked["quota_cut"]
-    )
-    return scored.with_columns(
-        priority=priority,
-        status=pl.when(cut.is_not_null())
-        .then(pl.format("quota:{}", pl.lit(cut)))
-        .otherwise(pl.col("status")),
-    )
-
-
-def annotate(cases: pl.DataFrame | pl.LazyFrame, decisions: pl.DataFrame) -> pl.DataFrame:
-    """The selected rows of ``cases`` (e.g. one shard) with funnels, funnel_reasons and
-    value_score added, in priority order. The flow calls this shard by shard."""
-    chosen = (
-        decisions.filter(pl.col("status") == SELECTED)
-        .select("case_id", "funnels", "funnel_reasons", "value_score", "priority")
-        .unique("case_id", keep="first", maintain_order=True)
-    )
-    lf = cases.lazy() if isinstance(cases, pl.DataFrame) else cases
-    return (
-        lf.join(chosen.lazy(), on="case_id", how="inner")
-        .unique("case_id", keep="first", maintain_order=True)
-        .sort("priority")
-        .drop("priority")
-        .collect()
-    )
-
-
-def select(
-    source: Source, config: FunnelsConfig, *, batch_rows: int = 10_000, with_table: bool = True
-) -> SelectionResult:
-    """The funnel stage: funnels, gates and quotas over ``source``; see SelectionResult."""
-    decisions = decide_selection(score_cases(source, config, batch_rows=batch_rows), config)
-    table = annotate(as_lazy(source), decisions) if with_table else pl.DataFrame()
-    return SelectionResult(
-        table=table, decisions=decisions, stats=selection_stats(decisions, config)
-    )

@@ -7,13 +7,11 @@ Two-phase API (the flow runs phase 1 per shard and phase 2 once, globally):
 * ``choose_representatives(table, excluded_case_ids, k)``: the kept cases, re-runnable when a
   representative is quarantined later (the next member of its cluster takes its place).
 
-``deduplicate(df, cfg)`` chains the three for one frame and builds the report.
+(Tests chain the three for one frame with ``tests/support/dedup_helpers.deduplicate``.)
 """
 
 from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA, Clustering, ClusterStats, cluster
 from golden_distill.filters.dedup.config import DedupConfig
-from golden_distill.filters.dedup.deduplicate import DedupResult, attach_clusters, deduplicate
-from golden_distill.filters.dedup.report import DedupReport, build_report
 from golden_distill.filters.dedup.representatives import KEPT_SCHEMA, choose_representatives
 from golden_distill.filters.dedup.signature import SIGNATURE_SCHEMA, signatures
 
@@ -24,12 +22,7 @@ __all__ = [
     "ClusterStats",
     "Clustering",
     "DedupConfig",
-    "DedupReport",
-    "DedupResult",
-    "attach_clusters",
-    "build_report",
     "choose_representatives",
     "cluster",
-    "deduplicate",
     "signatures",
 ]

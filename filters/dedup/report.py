@@ -1,4 +1,5 @@
-"""The dedup section of the run report: counts, sizes and trajectories, never request text.
+"""The dedup section of the run report: the largest clusters with their members, never request
+text (the flow puts them in the report and the manifest stats).
 
 What a data engineer needs to tune the thresholds: how many clusters, how big (a histogram),
 how many cases each funnel lost to dedup, and the largest clusters with their normalised tool
@@ -7,8 +8,7 @@ path (tool names, statuses and write/read flags only, which carry no personal da
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -29,52 +29,6 @@ class LargestCluster:
 
 #: Members listed per large cluster (the rest are counted in ``size``).
 MEMBERS_SHOWN = 25
-
-
-@dataclass(slots=True)
-class DedupReport:
-    cases_in: int
-    cases_kept: int
-    clusters: int
-    singletons: int
-    removed_exact: int
-    removed_near: int
-    replaced_representatives: int
-    size_histogram: dict[int, int]  # cluster size -> number of clusters
-    removed_per_funnel: dict[str, int]
-    largest: list[LargestCluster] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-    #: near-duplicate members at the edge of the threshold (see borderline.py)
-    borderline: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (histogram keys as strings)."""
-        out = asdict(self)
-        out["size_histogram"] = {str(k): v for k, v in self.size_histogram.items()}
-        return out
-
-
-def _histogram(clusters: pl.DataFrame) -> dict[int, int]:
-    sizes = (
-        clusters.filter(pl.col("rank") == 0)
-        .group_by("cluster_size")
-        .agg(pl.len().alias("n"))
-        .sort("cluster_size")
-    )
-    return dict(zip(sizes.get_column("cluster_size"), sizes.get_column("n"), strict=True))
-
-
-def _removed_per_funnel(signatures: pl.DataFrame, removed_ids: pl.Series) -> dict[str, int]:
-    removed = signatures.filter(pl.col("case_id").is_in(removed_ids.implode()))
-    per = (
-        removed.select(pl.col("funnels").fill_null([]))
-        .explode("funnels")
-        .drop_nulls()
-        .group_by("funnels")
-        .agg(pl.len().alias("n"))
-        .sort("funnels")
-    )
-    return dict(zip(per.get_column("funnels"), per.get_column("n"), strict=True))
 
 
 def largest_clusters(
@@ -147,39 +101,3 @@ def _outcome(signatures: pl.DataFrame) -> pl.Expr:
     if "outcome" in signatures.columns:
         return pl.col("outcome")
     return pl.lit("", dtype=pl.String).alias("outcome")
-
-
-def build_report(
-    clusters: pl.DataFrame,
-    signatures: pl.DataFrame,
-    kept: pl.DataFrame,
-    *,
-    excluded_case_ids: Iterable[str] = (),
-    largest: int = 10,
-    stats: dict[str, Any] | None = None,
-    borderline: list[dict[str, Any]] | None = None,
-) -> DedupReport:
-    """The report for one dedup run (``kept`` from ``choose_representatives``).
-
-    Cases excluded by the caller (quarantined later) are not counted as removed by dedup.
-    """
-    gone = pl.concat(
-        [kept.get_column("case_id"), pl.Series(list(excluded_case_ids), dtype=pl.String)]
-    )
-    removed = clusters.filter(~pl.col("case_id").is_in(gone.implode()))
-    by = removed.get_column("merged_by").value_counts()
-    counts = dict(zip(by.get_column("merged_by"), by.get_column("count"), strict=True))
-    return DedupReport(
-        cases_in=clusters.height,
-        cases_kept=kept.height,
-        clusters=int((clusters.get_column("rank") == 0).sum()),
-        singletons=int((clusters.get_column("cluster_size") == 1).sum()),
-        removed_exact=int(counts.get("exact", 0)),
-        removed_near=int(counts.get("near", 0)),
-        replaced_representatives=int(kept.get_column("replaces_excluded").sum()),
-        size_histogram=_histogram(clusters),
-        removed_per_funnel=_removed_per_funnel(signatures, removed.get_column("case_id")),
-        largest=largest_clusters(clusters, signatures, largest),
-        stats=stats or {},
-        borderline=borderline or [],
-    )

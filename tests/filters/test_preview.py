@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from two_phase import decide as decide_selection
 from typer.testing import CliRunner
 
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.preview import config_changes, diff_report, preview_report
-from golden_distill.filters.runner import decide_selection, score_cases
+from golden_distill.filters.runner import score_cases
 from golden_distill.flows.cli import app
 
 

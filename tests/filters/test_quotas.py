@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 import polars as pl
+from two_phase import select
 
 from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.runner import select
 
 
 def _corpus(build, n: int = 240) -> pl.DataFrame:
