@@ -113,6 +113,13 @@ def main() -> None:
         help="run both runs against one `prefect server start` (as a deployment does) instead of "
         "the temporary API each `golden run` boots; its RSS is not counted",
     )
+    parser.add_argument(
+        "--base-cases",
+        type=int,
+        default=0,
+        help="incremental night: first publish a set of this many cases, then compare a run "
+        "of the corpus (one night) growing it with a first run of the same night alone",
+    )
     args = parser.parse_args()
 
     base = Path(args.dir)
@@ -146,6 +153,9 @@ def main() -> None:
         "--source", str(corpus), "--format", "native", "--store", str(store), "--set", "bench",
     ]  # fmt: skip
 
+    if args.base_cases:
+        incremental(args, cmd, env, config, store, run_dir)
+        return
     server = start_server(env, run_dir) if args.server else None
     try:
         first_s, first_rss, out = timed_run(cmd, env)
@@ -187,6 +197,74 @@ def main() -> None:
     print(f"throughput: {args.sessions / first_s:,.0f} sessions/s first run")
     if not args.keep:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+NIGHT = ["--since", "2026-11-01", "--until", "2026-12-01"]  # the generator's recording dates
+
+
+def publish_base_set(store: Path, config: Path, cases: int, parts: Path) -> None:
+    """A set of ``cases`` synthetic cases made with this config, as the night's parent."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from publish_rss import write_parts
+
+    from golden_distill.datasets.store.publish import publish_version
+    from golden_distill.flows.caching import shard_config_sha256
+    from golden_distill.flows.config import load_pipeline_config
+
+    write_parts(parts, cases)
+    loaded = load_pipeline_config(config)
+    publish_version(
+        str(store),
+        "bench",
+        cases=sorted(parts.glob("part-*.parquet")),
+        manifest_fields={
+            "config": loaded.model_dump(mode="json"),
+            "stats": {"shard_config_sha256": shard_config_sha256(loaded)},
+            "lineage": {"until": "2026-11-01T00:00:00+00:00"},
+        },
+    )
+    shutil.rmtree(parts, ignore_errors=True)
+
+
+def incremental(args, cmd, env, config, store, run_dir) -> None:
+    """The incremental night vs a first run over the same night alone (same invocation)."""
+    t0 = time.perf_counter()
+    publish_base_set(store, config, args.base_cases, run_dir / "base-parts")
+    print(f"published a base set of {args.base_cases:,} cases in "
+          f"{time.perf_counter() - t0:.1f} s (not timed)")  # fmt: skip
+    first_cmd = [*cmd[:-1], "first", *NIGHT, "--work-dir", str(run_dir / "work-first")]
+    grow_cmd = [*cmd, *NIGHT, "--work-dir", str(run_dir / "work-grow")]
+    first_s, first_rss, _ = timed_run(first_cmd, env)
+    grow_s, grow_rss, out = timed_run(grow_cmd, env)
+    rerun_s, _, rerun_out = timed_run(grow_cmd, env)
+    manifest = published_manifest_of(store / "bench", out)
+    inc = manifest.get("stats", {}).get("incremental", {})
+    print(f"\n== incremental night: {args.sessions:,} sessions onto {args.base_cases:,} cases")
+    published = manifest["counts"]["cases"]
+    print(
+        f"carried {inc.get('carried', 0):,}; new representatives "
+        f"{inc.get('new_representatives', 0):,}; joined clusters "
+        f"{inc.get('joined_existing_clusters', 0):,}; published {published:,}"
+    )
+    gb = 2**30
+    print(
+        f"first run over the night alone (baseline): {first_s:8.1f} s, RSS {first_rss / gb:.2f} GB"
+    )
+    print(f"incremental night onto the set:            {grow_s:8.1f} s, RSS {grow_rss / gb:.2f} GB")
+    print(f"incremental / first run: {grow_s / first_s:.2f}  (target <= 1.5)")
+    assert "not republished" in rerun_out
+    print(
+        f"unchanged rerun: {rerun_s:.1f} s = {rerun_s / grow_s:.3f} of the night (target <= 0.10)"
+    )
+    if not args.keep:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def published_manifest_of(set_dir: Path, out: str) -> dict:
+    version = next(
+        line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("published version")
+    )
+    return json.loads((set_dir / "versions" / version / "manifest.json").read_text())
 
 
 if __name__ == "__main__":

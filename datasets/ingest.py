@@ -31,6 +31,7 @@ from golden_distill.datasets.quarantine import Quarantine
 from golden_distill.datasets.shards import ShardWriter
 from golden_distill.datasets.sources.base import ReadStats, SourceAdapter, SourceError
 from golden_distill.datasets.sources.config import IngestConfig
+from golden_distill.datasets.sources.discovery import whole_source_format
 from golden_distill.datasets.sources.lines import compression_of, read_head
 from golden_distill.datasets.sources.registry import ADAPTERS
 from golden_distill.datasets.sources.uris import (
@@ -150,22 +151,10 @@ def sniff_head(uri: str) -> bytes:
         return read_head(raw, compression_of(uri))
 
 
-def _whole_source(source: str, fmt: str | None) -> str | None:
-    """The format that takes ``source`` as one unit (a database URL, an evidence folder)."""
-    candidates = [fmt] if fmt else list(ADAPTERS)
-    for name in candidates:
-        try:
-            if ADAPTERS[name].sniff(source, b""):
-                return name
-        except (OSError, ValueError):
-            continue
-    return None
-
-
 def plan(sources: list[str], fmt: str | None) -> Iterator[tuple[str, str | None, str | None]]:
     """``(uri, format, error)`` for every input the sources name, in order."""
     for source in sources:
-        whole = _whole_source(source, fmt)
+        whole = whole_source_format(source, fmt)
         if whole is not None:
             yield source, whole, None
             continue

@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import Field
 
 from golden_distill.datasets.config_model import StrictModel, load_yaml
+from golden_distill.datasets.incremental_config import SelectionConfig
 from golden_distill.datasets.publish_config import PublishConfig
 from golden_distill.datasets.shipped_configs import shipped_config
 from golden_distill.datasets.sources.config import IngestConfig
@@ -37,6 +38,10 @@ class PipelineConfig(StrictModel):
     publish: PublishConfig = Field(default_factory=PublishConfig, description="Publishing.")
     run: FlowConfig = Field(
         default_factory=FlowConfig, description="How the flow runs (runner, work folders)."
+    )
+    selection: SelectionConfig = Field(
+        default_factory=SelectionConfig,
+        description="Growing the set across runs (carried cases, retention).",
     )
     curation: CurationConfig = Field(
         default_factory=CurationConfig, description="Splits, trust tiers and the review loop."

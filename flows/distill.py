@@ -16,172 +16,44 @@ Run it with `golden run` (local, no server to install) or as the `nightly` deplo
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-from prefect import flow, get_run_logger
-from prefect.futures import as_completed
+from prefect import flow
 
 from golden_distill.flows import progress
-from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
-from golden_distill.flows.errors import StageError, describe, retry_if_transient, set_error_log
+from golden_distill.flows.caching import pipeline_version
+from golden_distill.flows.engine import LocalEngine, PrefectEngine
+from golden_distill.flows.errors import StageError, describe, set_error_log
 from golden_distill.flows.params import DistillParams, ResolvedRun
-from golden_distill.flows.run_key import run_key
-from golden_distill.flows.runners import ShardRunners, likely_cached
-from golden_distill.flows.source_files import Shard, discover_shards
-from golden_distill.flows.tasks import global_steps
+from golden_distill.flows.preflight import Prepared, preflight
+from golden_distill.flows.tasks.global_steps import (
+    latest_version,
+    review_decisions,
+    version_location,
+)
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
-from golden_distill.flows.tasks.publish import best_effort, inputs_sha256, publish_set
+from golden_distill.flows.tasks.publish import PublishJob, best_effort, inputs_sha256
 from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
-from golden_distill.flows.tasks.select import Selection, select_cases, selection_cache_key
-from golden_distill.flows.tasks.shard import outputs_present, process_shard
+from golden_distill.flows.tasks.select import Selection, parent_key, selection_cache_key
+from golden_distill.flows.tasks.shard import process_shard
+from golden_distill.flows.timing import StageClock
+from golden_distill.flows.window import scheduled_start_time
 from golden_distill.flows.workdir import prune
 
-
-def _validate(params: DistillParams) -> ResolvedRun:
-    try:
-        return params.resolve()
-    except Exception as exc:
-        raise StageError("validate", describe(exc)) from None
-
-
-def _key_id(resolved: ResolvedRun) -> str:
-    """The pseudonym key's id, resolved before any work (a missing key fails in `validate`);
-    part of the redaction cache key: a new key must re-pseudonymise."""
-    from golden_distill.redaction.keys import resolve_key
-
-    red = resolved.config.redaction
-    try:
-        return resolve_key(
-            secret_block=red.key_secret_block, local_key_file=red.local_key_file
-        ).key.key_id
-    except Exception as exc:
-        raise StageError("validate", describe(exc)) from None
-
-
-def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
-    """One job per shard, with its cache key and content-addressed output folder."""
-    params, config = resolved.params, resolved.config
-    window = (
-        params.since.isoformat() if params.since else None,
-        params.until.isoformat() if params.until else None,
-    )
-    config_sha = shard_config_sha256(config)
-    version = pipeline_version()
-    jobs = []
-    for index, shard in enumerate(shards):
-        key = None
-        if shard.fingerprint and config.run.cache_shards:
-            key = shard_cache_key(
-                fingerprint=shard.fingerprint,
-                config_sha256=config_sha,
-                version=version,
-                window=window,
-            )
-        # A cacheable shard's folder is named by its key (content-addressed, reused by reruns);
-        # an uncacheable one gets a fresh folder per run.
-        folder = key[:32] if key else f"nocache-{time.time_ns()}-{index}"
-        jobs.append(
-            ShardJob(
-                index=index,
-                shard=shard,
-                config=config,
-                out_dir=str(resolved.work_dir / "shards" / folder),
-                cache_key=key,
-                pipeline_version=version,
-                source_format=params.source_format,
-                since=window[0],
-                until=window[1],
-            )
-        )
-    return jobs
-
-
-def _with_retries(task: Any, resolved: ResolvedRun, refresh: bool = False) -> Any:
-    """Cached per-shard task options: results under a Path, retries with backoff on I/O errors."""
-    run = resolved.config.run
-    return task.with_options(
-        result_storage=run.results_dir(),  # a Path: a str would be read as a block slug
-        retries=run.storage_retries,
-        retry_delay_seconds=[
-            run.retry_backoff_seconds * 2**i for i in range(max(1, run.storage_retries))
-        ],
-        retry_condition_fn=retry_if_transient,
-        refresh_cache=refresh or None,
-    )
-
-
-def _map(
-    runners: ShardRunners,
-    resolved: ResolvedRun,
-    task: Any,
-    jobs: list[Any],
-    event: str,
-    stage: str,
-) -> tuple[dict[int, Any], int]:
-    """Submit ``task`` for every job, report each as it ends; results by index, cache hits."""
-    logger = get_run_logger()
-    runner = runners.pick(
-        likely_cached([job.cache_key for job in jobs], resolved.config.run.results_dir())
-    )
-    results: dict[int, Any] = {}
-    cached = 0
-    counted = 0
-    submitted = _with_retries(task, resolved)
-    futures = [runner.submit(submitted, {"job": job}) for job in jobs]
-    for future in as_completed(futures):
-        result = _unwrap(future, stage)
-        hit = _is_cache_hit(future)
-        cached += hit
-        results[result.index] = result
-        counted += int(getattr(result, "candidates", 0) or result.stats.get("redacted", 0))
-        progress.emit(
-            event, done=len(results), total=len(jobs), selected=counted, cached=hit,
-            shard=result.label,
-        )  # fmt: skip
-        logger.info("%s %d/%d%s", event, len(results), len(jobs), " (cached)" if hit else "")
-    # A cached result whose files were removed (work dir cleaned) is recomputed.
-    by_index = {job.index: job for job in jobs}
-    stale = [by_index[i] for i, r in results.items() if not outputs_present(r)]
-    if stale:
-        logger.info("%d cached result(s) lost their files: recomputing", len(stale))
-        fresh = _with_retries(task, resolved, refresh=True)
-        for future in [runner.submit(fresh, {"job": job}) for job in stale]:
-            result = _unwrap(future, stage)
-            results[result.index] = result
-            cached -= 1
-            progress.emit("recomputed", stage=stage, shard=result.label)
-    return results, cached
-
-
-def _is_cache_hit(future: Any) -> bool:
-    state = getattr(future, "state", None)
-    return bool(state is not None and state.name == "Cached")
-
-
-def _unwrap(future: Any, stage: str) -> Any:
-    try:
-        return future.result()
-    except StageError:
-        raise
-    except Exception as exc:
-        raise StageError(stage, describe(exc)) from None
+Engine = PrefectEngine | LocalEngine
 
 
 def _redact_jobs(
-    resolved: ResolvedRun,
-    results: list[ShardResult],
-    ids: pl.Series,
-    done: set[str],
-    key_id: str | None,
-    version: str,
-    round_no: int,
+    prepared: Prepared, results: list[ShardResult], ids: pl.Series, done: set[str], round_no: int
 ) -> list[RedactJob]:
     """One redact job per shard holding chosen cases not redacted yet."""
     wanted = set(ids.to_list()) - done
     if not wanted:
         return []
+    version = pipeline_version()
     jobs = []
     for result in results:
         shard_ids = pl.read_parquet(result.candidates_path, columns=["case_id"]).get_column(
@@ -190,7 +62,7 @@ def _redact_jobs(
         mine = tuple(sorted(set(shard_ids.to_list()) & wanted))
         if not mine:
             continue
-        key = redact_cache_key(result.cache_key, mine, key_id)
+        key = redact_cache_key(result.cache_key, mine, prepared.key_id)
         folder = f"redacted-{key[:16]}" if key else f"redacted-{time.time_ns()}-{round_no}"
         jobs.append(
             RedactJob(
@@ -198,9 +70,10 @@ def _redact_jobs(
                 label=result.label,
                 candidates_path=result.candidates_path,
                 case_ids=mine,
-                config=resolved.config,
+                config=prepared.resolved.config,
                 out_dir=str(Path(result.candidates_path).parent / folder),
                 cache_key=key,
+                key_id=prepared.key_id,
                 pipeline_version=version,
             )
         )
@@ -214,25 +87,21 @@ MAX_REDACTION_ROUNDS = 4
 
 
 def _redact_selection(
-    runner: ShardRunners,
-    resolved: ResolvedRun,
-    results: list[ShardResult],
-    selection: Selection,
-    key_id: str | None,
+    engine: Engine, prepared: Prepared, results: list[ShardResult], selection: Selection
 ) -> tuple[list[RedactResult], int]:
-    logger = get_run_logger()
-    version = pipeline_version()
+    logger = engine.logger
+    resolved = prepared.resolved
     redacted: list[RedactResult] = []
     done: set[str] = set()
     cached = 0
     for round_no in range(MAX_REDACTION_ROUNDS):
-        ids = selection.representatives.get_column("case_id")
-        jobs = _redact_jobs(resolved, results, ids, done, key_id, version, round_no)
+        ids = selection.new_representative_ids()
+        jobs = _redact_jobs(prepared, results, ids, done, round_no)
         if not jobs:
             break
         for job in jobs:
             done.update(job.case_ids)
-        found, hits = _map(runner, resolved, redact_shard, jobs, "redact_done", "redact")
+        found, hits = engine.map(redact_shard, jobs, "redact_done", "redact")
         cached += hits
         redacted.extend(found[i] for i in sorted(found))
         refused = {cid for r in found.values() for cid in r.quarantined}
@@ -244,82 +113,108 @@ def _redact_selection(
 
 
 @flow(name="distill", validate_parameters=True)
-def distill(params: DistillParams) -> str:
-    """Distil the recordings named by ``params`` into a new version of a golden set.
+def distill(
+    sources: list[str] | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    config: str | None = None,
+    store_url: str | None = None,
+    set_name: str | None = None,
+    source_format: str | None = None,
+    dask_address: str | None = None,
+    work_dir: str | None = None,
+    force: bool = False,
+    rebuild: bool = False,
+    by_mtime: bool = False,
+) -> str:
+    """Distil the recordings of ``sources`` in ``[since, until)`` into a new version of a set.
 
-    Returns the published version id.
+    Flat parameters (see flows/params.py for each), so a backfill sets one field:
+    ``prefect deployment run distill/nightly -p since=2026-11-20 -p until=2026-11-23``. Without
+    ``since``/``until`` a scheduled run reads from the set's watermark to its scheduled start
+    (flows/window.py). Returns the published version id.
     """
-    logger = get_run_logger()
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    resolved = _validate(params)
-    set_error_log(resolved.work_dir / "errors.log")
-    key_id = _key_id(resolved)
-    run = resolved.config.run
-    timings["validate"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
     try:
-        shards = discover_shards(resolved.sources, memo=resolved.work_dir / "fingerprints.json")
+        params = DistillParams(
+            config_path=config,
+            sources=list(sources or []),
+            since=since,
+            until=until,
+            store_url=store_url,
+            set_name=set_name,
+            source_format=source_format,
+            dask_address=dask_address,
+            work_dir=work_dir,
+            force=force,
+            rebuild=rebuild,
+            by_mtime=by_mtime,
+        )
     except Exception as exc:
-        raise StageError("discover", describe(exc)) from None
-    jobs = plan_shards(resolved, shards)
-    key = run_key(resolved, [job.cache_key for job in jobs], key_id)
-    timings["discover"] = time.perf_counter() - t0
-    logger.info("%d shard(s) to process", len(jobs))
+        raise StageError("validate", describe(exc)) from None
+    return _distill(params)
+
+
+def _distill(params: DistillParams, local: bool = False) -> str:
+    clock = StageClock()
+    with clock.stage("validate+discover"):
+        scheduled = None if local else scheduled_start_time()
+        prepared = preflight(params, scheduled_start=scheduled, allow_prefect=not local)
+    resolved = prepared.resolved
+    set_error_log(resolved.work_dir / "errors.log")
+    engine: Engine = LocalEngine(resolved) if local else PrefectEngine(resolved)
+    logger = engine.logger
+    run = resolved.config.run
+    if prepared.empty_window:
+        return _nothing_new(resolved, logger)
+    jobs = prepared.jobs
+    for missing in prepared.discovery.missing_partitions:
+        logger.info("no partition %s in the window (no recordings that period)", missing)
+    logger.info("%d shard(s) to process (window %s .. %s)", len(jobs), *resolved.window)
     progress.emit("shards_planned", total=len(jobs))
 
-    with ShardRunners(run) as runner:
-        t0 = time.perf_counter()
-        found, cached = _map(runner, resolved, process_shard, jobs, "shard_done", "shard")
-        results = [found[i] for i in sorted(found)]
-        timings["shards"] = time.perf_counter() - t0
+    with engine:
+        with clock.stage("shards"):
+            found, cached = engine.map(process_shard, jobs, "shard_done", "shard")
+            results = [found[i] for i in sorted(found)]
         logger.info("%d of %d shard(s) reused from cache", cached, len(jobs))
-        if not run.dask_address:
-            runner.release()  # free the workers' memory for the global step
+        engine.release()
 
-        t0 = time.perf_counter()
-        select_key = selection_cache_key([r.cache_key for r in results], resolved.config)
-        selection = select_cases.with_options(result_storage=run.results_dir())(
-            results, resolved.config, cache_key=select_key
-        )
-        selection.apply_review(global_steps.review_decisions(resolved), resolved.config)
-        timings["select+dedup"] = time.perf_counter() - t0
+        with clock.stage("select+dedup"):
+            select_key = selection_cache_key(
+                [r.cache_key for r in results], resolved.config, parent_key(resolved)
+            )
+            selection = engine.select(results, select_key)
+            selection.apply_review(review_decisions(resolved), resolved.config)
         progress.emit("selected", selected=selection.selected_count)
 
-        t0 = time.perf_counter()
-        redacted, redact_cached = _redact_selection(runner, resolved, results, selection, key_id)
-        timings["redact"] = time.perf_counter() - t0
+        with clock.stage("redact"):
+            redacted, redact_cached = _redact_selection(engine, prepared, results, selection)
 
-    t0 = time.perf_counter()
-    publish = publish_set.with_options(
-        retry_condition_fn=retry_if_transient,
-        retries=run.storage_retries,
-        retry_delay_seconds=[
-            run.retry_backoff_seconds * 2**i for i in range(max(1, run.storage_retries))
-        ],
-    )
-    inputs = inputs_sha256(resolved, select_key, redacted, key_id)
-    outcome = publish(
-        resolved,
-        results,
-        redacted,
-        selection,
-        timings,
-        key_id,
-        (cached, redact_cached),
-        inputs,
-        run_key=key,
-    )
-    timings["publish"] = time.perf_counter() - t0
+    with clock.stage("publish"):
+        outcome = engine.publish(
+            PublishJob(
+                resolved=resolved,
+                results=results,
+                redacted=redacted,
+                selection=selection,
+                timings=clock.seconds,
+                key_id=prepared.key_id,
+                cached=(cached, redact_cached),
+                inputs=inputs_sha256(resolved, select_key, redacted, prepared.key_id),
+                run_key=prepared.run_key,
+                artifacts=engine.artifacts,
+            )
+        )
     # The version is visible now: what follows is best effort and never fails the run.
-    best_effort("reporting", _after_publish, resolved, outcome)
+    best_effort("reporting", _after_publish, resolved, outcome, logger)
     if run.prune_work_dir:
-        best_effort("pruning the work folder", _prune_work, resolved, jobs, redacted, select_key)
+        best_effort(
+            "pruning the work folder", _prune_work, resolved, jobs, redacted, select_key, logger
+        )
     return outcome.version
 
 
-def _after_publish(resolved: ResolvedRun, outcome: Any) -> None:
+def _after_publish(resolved: ResolvedRun, outcome: Any, logger: Any) -> None:
     progress.emit(
         "published",
         version=outcome.version,
@@ -327,7 +222,6 @@ def _after_publish(resolved: ResolvedRun, outcome: Any) -> None:
         reused=outcome.reused,
         why=outcome.why,
     )
-    logger = get_run_logger()
     if outcome.reused:
         logger.info(
             "nothing changed since %s@%s: not republished", resolved.set_name, outcome.version
@@ -341,6 +235,7 @@ def _prune_work(
     jobs: list[ShardJob],
     redacted: list[RedactResult],
     select_key: str | None,
+    logger: Any,
 ) -> None:
     run = resolved.config.run
     keep_dirs = {Path(job.out_dir).name for job in jobs}
@@ -349,9 +244,25 @@ def _prune_work(
     keep_keys |= {select_key} if select_key else set()
     keep_keys |= {r.cache_key for r in redacted if r.cache_key}
     removed = prune(resolved.work_dir / "shards", run.results_dir(), keep_dirs, keep_keys)
-    get_run_logger().info("work dir: removed %d stale folder(s)/result(s)", removed)
+    logger.info("work dir: removed %d stale folder(s)/result(s)", removed)
 
 
-def run_distill(params: DistillParams) -> str:
-    """Run the flow in this process (the `golden run` and `make demo` entry)."""
-    return distill(params)
+def _nothing_new(resolved: ResolvedRun, logger: Any) -> str:
+    """The window was already read (the watermark is at the scheduled start): the latest
+    version stands."""
+    version = latest_version(resolved)
+    if version is None:
+        raise StageError("discover", "empty window and no published version")
+    logger.info("window already read up to %s: %s stands", resolved.until, version)
+    report = version_location(resolved, version)
+    why = f"the window up to {resolved.until} was already read: no new recordings"
+    progress.emit("published", version=version, report=report, reused=True, why=why)
+    return version
+
+
+def run_distill(params: DistillParams, *, local: bool = False) -> str:
+    """Run the flow in this process (the `golden run` and `make demo` entry); ``local``: the
+    same steps without Prefect (flows/engine.py), the lighter mode for small runs by hand."""
+    if local:
+        return _distill(params, local=True)
+    return distill(**params.flow_parameters())

@@ -58,6 +58,16 @@ class DistillParams(BaseModel):
     force: bool = Field(
         False, description="Publish even when the content equals the latest version's."
     )
+    rebuild: bool = Field(
+        False,
+        description="Recompute the set from the sources alone, ignoring the previous version's "
+        "cases (default: grow it incrementally) and the store's watermark.",
+    )
+    by_mtime: bool = Field(
+        False,
+        description="Also pick input files by modification time: only files modified inside the "
+        "window are read (for sources that are neither date-partitioned nor ordered).",
+    )
 
     @field_validator("since", "until")
     @classmethod
@@ -90,6 +100,13 @@ class DistillParams(BaseModel):
             raise ValueError("time window: `since` must be before `until`")
         return self
 
+    def flow_parameters(self) -> dict[str, object]:
+        """The `distill` flow's flat parameters for these values (only the ones given)."""
+        values = self.model_dump(exclude_defaults=True)
+        if "config_path" in values:
+            values["config"] = values.pop("config_path")
+        return values
+
     def resolve(self) -> ResolvedRun:
         """Load the config and fill defaults: everything a run needs, checked, before any task."""
         config = load_pipeline_config(self.config_path)
@@ -108,17 +125,36 @@ class DistillParams(BaseModel):
         store = self.store_url or config.publish.store_url
         set_name = self.set_name or config.publish.set_name
         return ResolvedRun(
-            params=self, config=config, sources=sources, store_url=str(store), set_name=set_name
+            params=self,
+            config=config,
+            sources=sources,
+            store_url=str(store),
+            set_name=set_name,
+            since=self.since,
+            until=self.until,
         )
 
 
 @dataclass(frozen=True)
 class ResolvedRun:
+    """A run's parameters with the config's defaults filled in and its window fixed (given, or
+    taken from the schedule and the store's watermark: see flows/window.py)."""
+
     params: DistillParams
     config: PipelineConfig
     sources: list[str]
     store_url: str
     set_name: str
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @property
+    def window(self) -> tuple[str | None, str | None]:
+        """The window as ISO-8601 strings (what cache keys and manifests record)."""
+        return (
+            self.since.isoformat() if self.since else None,
+            self.until.isoformat() if self.until else None,
+        )
 
     @property
     def work_dir(self) -> Path:

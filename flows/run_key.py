@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from golden_distill.filters.review import log_digest
 from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.config import config_sha256
-from golden_distill.flows.params import DistillParams, ResolvedRun
-from golden_distill.flows.tasks.global_steps import review_log
+from golden_distill.flows.params import ResolvedRun
+from golden_distill.flows.tasks.global_steps import latest_made_from, review_log, version_location
+
+if TYPE_CHECKING:
+    from golden_distill.flows.preflight import Prepared
 
 
 def run_key(
@@ -33,31 +37,21 @@ def run_key(
         return None
     digest = hashlib.sha256(config_sha256(resolved.config).encode())
     digest.update(f"{resolved.set_name}\x1f{key_id or '-'}\x1f{pipeline_version()}".encode())
+    digest.update(f"{resolved.window}\x1f{resolved.params.rebuild}".encode())
     digest.update(log_digest(review_log(resolved)).encode())  # a new review decision counts
     for key in sorted(k for k in shard_keys if k):
         digest.update(key.encode())
     return digest.hexdigest()
 
 
-def unchanged_latest(params: DistillParams) -> tuple[str, str] | None:
+def unchanged_latest(prepared: Prepared) -> tuple[str, str] | None:
     """(version, report path) of the set's `latest` version when it was made by exactly this run;
     None when the flow has to run (``--force``, anything changed, or anything uncertain)."""
-    if params.force:
+    resolved = prepared.resolved
+    if resolved.params.force or not prepared.run_key:
         return None
     try:
-        resolved = params.resolve()
-        red = resolved.config.redaction
-        if red.key_secret_block:  # resolving a Secret block needs the Prefect API
-            return None
-        from golden_distill.flows.distill import plan_shards
-        from golden_distill.flows.source_files import discover_shards
-        from golden_distill.flows.tasks.global_steps import latest_made_from, version_location
-        from golden_distill.redaction.keys import resolve_key
-
-        key_id = resolve_key(local_key_file=red.local_key_file).key.key_id
-        shards = discover_shards(resolved.sources, memo=resolved.work_dir / "fingerprints.json")
-        key = run_key(resolved, [job.cache_key for job in plan_shards(resolved, shards)], key_id)
-        found = latest_made_from(resolved, key, stat="run_key") if key else None
+        found = latest_made_from(resolved, prepared.run_key, stat="run_key")
     except Exception:  # the flow will redo the work and report any error with its stage
         return None
     if found is None:

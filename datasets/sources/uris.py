@@ -33,11 +33,22 @@ RECORDING_SUFFIXES = (
 )
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _CREDENTIALS = re.compile(r"://[^/@]*@")
+#: Query parameters that carry secrets in database and object-store URLs.
+_SECRET_QUERY = re.compile(
+    r"([?&](?:password|passwd|pwd|secret|token|access_key|secret_key|sslpassword)=)[^&#]*",
+    re.IGNORECASE,
+)
 
 
 def display_uri(uri: str) -> str:
-    """``uri`` with any ``user:password@`` removed, for messages and reports."""
-    return _CREDENTIALS.sub("://***@", uri)
+    """``uri`` safe for messages, logs, reports and manifests: any ``user:password@`` and any
+    secret-bearing query parameter (``?password=...``) masked. The one rule for every source."""
+    return _SECRET_QUERY.sub(r"\1***", _CREDENTIALS.sub("://***@", uri))
+
+
+def is_local_path(uri: str) -> bool:
+    """True for a plain path (no ``scheme://``)."""
+    return _SCHEME.match(uri) is None
 
 
 def is_file_url(uri: str) -> bool:

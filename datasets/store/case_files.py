@@ -9,7 +9,7 @@ The same cases always give the same bytes, which is what lets a re-publish be re
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.schema import CASE_FIELDS, GOLDEN_SCHEMA
+from golden_distill.datasets.store.case_buckets import CaseIdError, write_bucketed
 from golden_distill.datasets.store.layout import CLUSTERS_NAME, cases_file_name
 from golden_distill.datasets.store.manifest import file_sha256
 
@@ -113,6 +114,65 @@ def write_case_files(
             )
         )
     return entries
+
+
+#: Cases per sorting bucket when publishing from files (memory: about one bucket of cases).
+BUCKET_ROWS = 20_000
+
+
+def stage_cases(
+    cases: pa.Table | Sequence[Path | str],
+    out_dir: Path,
+    *,
+    max_rows_per_file: int,
+    row_group_rows: int,
+    compression_level: int | None = None,
+    bucket_rows: int = BUCKET_ROWS,
+    exclude: frozenset[str] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Write the version's case files into ``out_dir``: their manifest entries and counts.
+
+    Cases given as files are streamed through sorted buckets (case_buckets.py: memory does not
+    grow with the set; ``exclude``: case ids left out); a table already in memory is sorted and
+    written as it is."""
+    if isinstance(cases, pa.Table):
+        table = prepare_cases(cases)
+        files = write_case_files(
+            table,
+            out_dir,
+            max_rows_per_file=max_rows_per_file,
+            row_group_rows=row_group_rows,
+            compression_level=compression_level,
+        )
+        return files, count_cases(table)
+    paths = [Path(p) for p in cases]
+    for path in paths:
+        try:
+            pq.read_schema(path)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise CasesError(f"{path}: cannot read cases ({type(exc).__name__})") from None
+    try:
+        return write_bucketed(
+            paths,
+            out_dir,
+            conform=conform,
+            name_of=cases_file_name,
+            entry_of=lambda path, **extra: file_entry(path, role="cases", **extra),
+            max_rows_per_file=max_rows_per_file,
+            row_group_rows=row_group_rows,
+            compression_level=compression_level,
+            bucket_rows=bucket_rows,
+            exclude=exclude or frozenset(),
+        )
+    except CaseIdError as exc:
+        raise CasesError(str(exc)) from None
+
+
+def staged_batches(paths: Sequence[Path], rows: int = 2048) -> Iterator[pa.Table]:
+    """The staged case files read back in small batches (a case never spans two)."""
+    for path in paths:
+        for batch in pq.ParquetFile(path).iter_batches(rows):
+            yield pa.Table.from_batches([batch])
 
 
 def write_clusters(clusters: pa.Table, out_dir: Path) -> dict[str, Any]:

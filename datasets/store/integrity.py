@@ -124,6 +124,9 @@ def _check_no_escape(store: StoreFS, layout: SetLayout, version: str, label: str
     if not store.is_local:
         return
     folder = os.path.realpath(store.abs(layout.version_dir(version)))
+    versions = os.path.realpath(store.abs(layout.versions_dir))
+    if os.path.dirname(folder) != versions:
+        raise _fail(label, "the version folder is a symlink leading out of the set")
     for name in store.list_names(layout.version_dir(version)):
         path = store.abs(layout.version_dir(version)) + "/" + name
         if os.path.islink(path):

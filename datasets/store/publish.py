@@ -50,14 +50,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from golden_distill.datasets.publish_config import PublishConfig
 from golden_distill.datasets.store.aliases import LATEST, move_alias, read_alias
 from golden_distill.datasets.store.case_files import (
-    count_cases,
     file_entry,
     prepare_cases,
-    write_case_files,
+    stage_cases,
+    staged_batches,
     write_clusters,
 )
 from golden_distill.datasets.store.cluster_marks import mark_published
-from golden_distill.datasets.store.erasure_log import drop_erased
+from golden_distill.datasets.store.erasure_log import drop_erased, erased_needle_digests
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.integrity import seal_manifest
 from golden_distill.datasets.store.layout import (
@@ -156,8 +156,7 @@ def publish_version(
     signer = signing_key or signing_key_from_env()
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    table = prepare_cases(cases)
-    table, erasure = drop_erased(store, layout, table)  # an erased subject never comes back
+    cases, erasure = _without_erased(store, layout, cases)  # an erased subject never comes back
     timings["prepare"] = time.perf_counter() - started
 
     if store.is_local:
@@ -168,18 +167,58 @@ def publish_version(
         staging = Path(tempfile.mkdtemp(prefix="golden-publish-"))
     try:
         return _publish_staged(
-            store, layout, staging, table, clusters, report_html, fields, force, cfg, timings,
+            store, layout, staging, cases, clusters, report_html, fields, force, cfg, timings,
             signer, erasure,
         )  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
 
 
+@dataclass(frozen=True)
+class _Excluding:
+    """Case files to publish, less the case ids the erasure log names (found batch by batch)."""
+
+    paths: list[Path]
+    excluded: frozenset[str]
+
+
+def _without_erased(
+    store: StoreFS, layout: SetLayout, cases: pa.Table | Sequence[Path | str]
+) -> tuple[pa.Table | _Excluding, dict[str, Any] | None]:
+    """The cases less those holding an erased subject, and the manifest's ``erasure`` record.
+    Case files are scanned batch by batch (memory stays small); only ids are kept."""
+    if isinstance(cases, pa.Table):
+        return drop_erased(store, layout, prepare_cases(cases))
+    paths = [Path(p) for p in cases]
+    if not erased_needle_digests(store, layout):
+        return _Excluding(paths, frozenset()), None
+    dropped: set[str] = set()
+    record: dict[str, Any] | None = None
+    for batch in staged_batches(paths):
+        kept, record = drop_erased(store, layout, batch)
+        if kept.num_rows != batch.num_rows:
+            dropped |= set(batch.column("case_id").to_pylist()) - set(
+                kept.column("case_id").to_pylist()
+            )
+    if record is not None:
+        record = {**record, "cases_dropped": len(dropped)}
+    return _Excluding(paths, frozenset(dropped)), record
+
+
+def _published_ids(staging: Path, files: list[dict[str, Any]]) -> pa.Array:
+    ids = [
+        pq.read_table(staging / f["name"], columns=["case_id"]).column("case_id").combine_chunks()
+        for f in files
+        if f["role"] == "cases"
+    ]
+    return pa.concat_arrays(ids) if ids else pa.array([], pa.string())
+
+
 def _publish_staged(
     store: StoreFS,
     layout: SetLayout,
     staging: Path,
-    table: pa.Table,
+    cases: pa.Table | _Excluding,
     clusters: pa.Table | None,
     report_html: str | bytes | None,
     fields: ManifestFields,
@@ -190,16 +229,17 @@ def _publish_staged(
     erasure: dict[str, Any] | None = None,
 ) -> PublishResult:
     mark = time.perf_counter()
-    files = write_case_files(
-        table,
+    files, counts = stage_cases(  # streamed and bucketed: memory does not grow with the set
+        cases if isinstance(cases, pa.Table) else cases.paths,
         staging,
         max_rows_per_file=cfg.max_rows_per_file,
         row_group_rows=cfg.row_group_rows,
         compression_level=cfg.compression_level,
+        exclude=None if isinstance(cases, pa.Table) else cases.excluded,
     )
     _pause("cases")
     if clusters is not None:
-        clusters = mark_published(clusters, table.column("case_id"))
+        clusters = mark_published(clusters, _published_ids(staging, files))
         files.append(write_clusters(clusters, staging))
         _pause("clusters")
     if report_html is not None:
@@ -209,15 +249,21 @@ def _publish_staged(
         _pause("report")
     timings["write"] = time.perf_counter() - mark
 
-    # Verify what was staged: read it back and run the replay check on the bytes on disk.
+    # Verify what was staged: read it back and run the replay check on the bytes on disk
+    # (batch by batch: a case never spans two batches, memory stays small).
     mark = time.perf_counter()
-    staged = pa.concat_tables(
-        [pq.read_table(staging / f["name"]) for f in files if f["role"] == "cases"]
-    )
-    if staged.num_rows != table.num_rows:
-        raise PublishError(f"staged cases: {staged.num_rows} rows, expected {table.num_rows}")
     volatile = ((fields.config or {}).get("ingest") or {}).get("volatile_keys")
-    check = check_table(staged, volatile)
+    check = ReplayCheckResult()
+    staged_rows = 0
+    case_paths = [staging / f["name"] for f in files if f["role"] == "cases"]
+    for batch in staged_batches(case_paths):
+        staged_rows += batch.num_rows
+        part = check_table(batch, volatile)
+        check.cases_checked += part.cases_checked
+        check.steps_checked += part.steps_checked
+        check.failures.extend(part.failures)
+    if staged_rows != counts["cases"]:
+        raise PublishError(f"staged cases: {staged_rows} rows, expected {counts['cases']}")
     timings["replay_check"] = time.perf_counter() - mark
     if not check.ok:
         raise ReplayCheckFailed(check)
@@ -240,7 +286,6 @@ def _publish_staged(
     parent = read_alias(store, layout, LATEST)
     version = allocate_version(store, layout.set_name)
     _pause("claimed")
-    counts = count_cases(table)
     if clusters is not None:
         counts["clusters"] = clusters.num_rows
     manifest = build_manifest(
@@ -282,9 +327,13 @@ def _publish_staged(
             raise
     try:
         move_alias(store, layout, LATEST, version, only_forward=True)
-    except BaseException:
-        withdraw_version(store, layout, version)  # a failed publish is never visible
-        raise
+    except Exception:
+        moved = False
+        with contextlib.suppress(Exception):  # the move may have landed before the error
+            moved = read_alias(store, layout, LATEST) == version
+        if not moved:
+            withdraw_version(store, layout, version)  # a failed publish is never visible
+            raise
     timings["make_visible"] = time.perf_counter() - mark
     return PublishResult(
         set_name=layout.set_name,

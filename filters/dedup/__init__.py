@@ -10,10 +10,47 @@ Two-phase API (the flow runs phase 1 per shard and phase 2 once, globally):
 (Tests chain the three for one frame with ``tests/support/dedup_helpers.deduplicate``.)
 """
 
-from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA, Clustering, ClusterStats, cluster
-from golden_distill.filters.dedup.config import DedupConfig
-from golden_distill.filters.dedup.representatives import KEPT_SCHEMA, choose_representatives
-from golden_distill.filters.dedup.signature import SIGNATURE_SCHEMA, signatures
+import sys
+from importlib import import_module
+from types import ModuleType
+from typing import Any
+
+# Exports resolve on first use (PEP 562): importing the package for its config model (the
+# pipeline config, `golden run`'s checks before Prefect starts) must not pull in scikit-learn
+# and scipy, which cost most of a second.
+_EXPORTS = {
+    "CLUSTER_SCHEMA": "cluster",
+    "Clustering": "cluster",
+    "ClusterStats": "cluster",
+    "cluster": "cluster",
+    "DedupConfig": "config",
+    "KEPT_SCHEMA": "representatives",
+    "choose_representatives": "representatives",
+    "SIGNATURE_SCHEMA": "signature",
+    "signatures": "signature",
+}
+
+
+class _LazyExports(ModuleType):
+    """Resolves an export on first use; importing a submodule named like a function it exports
+    (``cluster``, ``deduplicate``) does not replace the exported function."""
+
+    def __getattr__(self, name: str) -> Any:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+        super().__setattr__(name, value)
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and _EXPORTS.get(name) == name:
+            return  # the import system binding a submodule: the export keeps the name
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _LazyExports
+
 
 __all__ = [
     "CLUSTER_SCHEMA",

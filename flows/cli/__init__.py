@@ -40,6 +40,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "redact",
     "erase",
     "work",
+    "alerts",
     "review",
 )
 

@@ -78,8 +78,7 @@ def erase_cmd(
         for alias, version in plan.aliases_to_move.items():
             typer.echo(f"would move alias {alias}: {version} -> the new version")
         for version in plan.versions_to_delete:
-            if version != plan.latest or plan.latest in plan.affected:
-                typer.echo(f"would delete version {version}")
+            typer.echo(f"would delete version {version}")
         typer.echo("dry run: nothing changed (the erasure log is not written either)")
         return
 

@@ -22,6 +22,14 @@ Example:
 
     golden run --config configs/nightly.yaml --source recordings/ --store ./store --set nightly
 
+Date-templated sources read the partitions of the window only:
+
+    golden run --source 'recordings/dt={date}/' --since 2026-11-28 --until 2026-11-29
+
+With a window, the new version grows the set's latest one (its cases still inside
+`selection.max_age_days` plus this window's new representatives); `--rebuild` starts over.
+Small runs by hand: `--local` runs the same steps in this process without Prefect's
+temporary API (its start-up dominates a run of a few hundred sessions).
 Unchanged shards are reused from the cache (work dir `run.work_dir`); with nothing changed
 the latest version is reported instead of publishing a copy (`--force` publishes). Scale out
 with `--dask-address tcp://scheduler:8786`.
@@ -119,6 +127,24 @@ def run_command(
     force: Annotated[
         bool, typer.Option("--force", help="Publish even if nothing changed.")
     ] = False,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild", help="Build from the sources alone (not from the previous version)."
+        ),
+    ] = False,
+    by_mtime: Annotated[
+        bool,
+        typer.Option("--by-mtime", help="Only read files modified inside --since/--until."),
+    ] = False,
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local",
+            help="Lighter mode for small runs: the same steps in this process, without "
+            "Prefect's API (no Prefect cache, retries, artifacts or UI runs).",
+        ),
+    ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
 ) -> None:
     from pydantic import ValidationError
@@ -138,6 +164,8 @@ def run_command(
             dask_address=dask_address,
             work_dir=str(work_dir) if work_dir else None,
             force=force,
+            rebuild=rebuild,
+            by_mtime=by_mtime,
         )
     except ValidationError as exc:
         problems = "; ".join(
@@ -145,7 +173,7 @@ def run_command(
         )
         typer.echo(f"golden run failed in stage 'validate': {problems}", err=True)
         raise typer.Exit(2) from None
-    outcome = execute(params, verbose=verbose)
+    outcome = execute(params, verbose=verbose, local=local)
     if isinstance(outcome, BaseException):
         stage_error = find_stage_error(outcome)
         if stage_error is None:  # only the documented stage names (errors.STAGES) are printed
@@ -181,16 +209,27 @@ def _boot_api_in_background() -> threading.Thread | None:
     return thread
 
 
-def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool, str] | BaseException:
+def execute(
+    params: Any, *, verbose: bool = False, local: bool = False
+) -> tuple[str, str, bool, str] | BaseException:
     """Run the flow with a progress display: (version, report path, reused, why it was reused)
     or the exception.
 
-    An unchanged rerun (same shards, config, set, key and code as the set's latest version) is
-    answered before Prefect starts: booting its temporary API was most of a no-op run's time.
+    Everything that can be checked without Prefect is checked first (flows/preflight.py): a
+    bad config, key, source, store or set name fails in about a second, with its message and
+    no Prefect output. An unchanged rerun (same shards, config, set, key and code as the set's
+    latest version) is answered then too: booting Prefect's temporary API was most of its time.
+    The API boots in the background while the flow's modules import.
     """
+    from golden_distill.flows.errors import StageError
+    from golden_distill.flows.preflight import preflight
     from golden_distill.flows.run_key import unchanged_latest
 
-    unchanged = unchanged_latest(params)
+    try:
+        prepared = preflight(params)
+    except StageError as exc:
+        return exc
+    unchanged = unchanged_latest(prepared)
     if unchanged is not None:
         why = (
             "same run key: the sources, config, set, pseudonym key and code are unchanged "
@@ -198,7 +237,7 @@ def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool, str]
         )
         return unchanged[0], unchanged[1], True, why
     _quiet_prefect(verbose)
-    booting = _boot_api_in_background()
+    booting = None if local else _boot_api_in_background()
     from golden_distill.flows import progress
     from golden_distill.flows.distill import run_distill
 
@@ -207,7 +246,7 @@ def execute(params: Any, *, verbose: bool = False) -> tuple[str, str, bool, str]
     display = _Display()
     try:
         with progress.listening(display):
-            version = run_distill(params)
+            version = run_distill(params, local=local)
     except Exception as exc:
         display.stop()
         return exc

@@ -5,7 +5,7 @@ chosen rows from shard files, the parent version's ids (datasets.reader) and pub
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +14,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.datasets.sources.uris import display_uri
+from golden_distill.filters.curation_config import SplitsConfig
 from golden_distill.filters.review import ReviewDecisions, corrected_expected, parse_log
 from golden_distill.filters.selection import Chosen
 from golden_distill.filters.selection import choose as choose_cases
+from golden_distill.filters.splits import assign_splits
 from golden_distill.filters.trust import trust_expr
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
-from golden_distill.flows.source_files import display_uri
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.run_stats import merge_published_stats, published_stats
 
@@ -163,13 +165,47 @@ def deduplicate(
     return clustering.table, stats
 
 
+def representatives(
+    clusters: pl.DataFrame | None, kept: pl.Series, excluded: set[str], config: PipelineConfig
+) -> pl.DataFrame:
+    """The cases to publish (case_id, cluster_id, cluster_size) of an incremental run: the best
+    members of each new cluster that are not ``excluded``; every kept case without dedup."""
+    from golden_distill.filters.dedup.representatives import choose_representatives
+
+    if clusters is None:
+        frame = pl.DataFrame({"case_id": kept}).filter(~pl.col("case_id").is_in(list(excluded)))
+        return frame.with_columns(
+            pl.lit(None, dtype=pl.String).alias("cluster_id"),
+            pl.lit(None, dtype=pl.Int32).alias("cluster_size"),
+        )
+    chosen = choose_representatives(
+        clusters, excluded_case_ids=excluded, keep_per_cluster=config.dedup.keep_per_cluster
+    )
+    return chosen.select("case_id", "cluster_id", "cluster_size")
+
+
+def quota_kept(decisions: pl.DataFrame, config: PipelineConfig) -> tuple[pl.Series, dict[str, Any]]:
+    """Incremental runs: the new candidates the quotas keep (quotas over the candidates, before
+    the joint clustering with the previous version), and the funnel stage's counts."""
+    from golden_distill.filters.dedup.config import DedupConfig
+
+    chosen = choose_cases(decisions, None, config.funnels, DedupConfig(enabled=False))
+    stats = selection_counts(chosen, config)
+    return chosen.representatives.get_column("case_id"), stats
+
+
 def write_publish_parts(
-    redacted_paths: list[str], reps: pl.DataFrame, out_dir: Path
+    redacted_paths: list[str],
+    reps: pl.DataFrame,
+    out_dir: Path,
+    carried: Iterable[pl.DataFrame] = (),
+    splits: SplitsConfig | None = None,
 ) -> tuple[list[Path], dict[str, Any], set[str]]:
     """Write the representatives' redacted rows, with their cluster, as Parquet parts (one per
-    redaction task, so memory holds one shard at a time), and count what they hold.
+    redaction task, so memory holds one shard at a time), then the rows ``carried`` over from
+    the previous version (already redacted, batch by batch), and count what they hold.
 
-    The parts go to ``publish_version`` as files: the whole set is only loaded there, once.
+    The parts go to ``publish_version`` as files, which it streams (bucketed by case id).
     A case id already written (the same record in two input files) is not written again.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -177,6 +213,13 @@ def write_publish_parts(
     written: set[str] = set()
     parts: list[Path] = []
     counted: list[dict[str, Any]] = []
+    for frame in carried:
+        frame = _carried_with_curation(frame, splits)
+        written.update(frame.get_column("case_id").to_list())
+        counted.append(published_stats(frame))
+        part = out_dir / f"part-{len(parts):05d}.parquet"
+        pq.write_table(to_golden_arrow(frame), part)
+        parts.append(part)
     for path in redacted_paths:
         frame = (
             pl.scan_parquet(path)
@@ -202,6 +245,19 @@ def write_publish_parts(
         parts.append(part)
         del frame
     return parts, merge_published_stats(counted), written
+
+
+def _carried_with_curation(frame: pl.DataFrame, splits: SplitsConfig | None) -> pl.DataFrame:
+    """A carried (previously published) batch in GOLDEN_SCHEMA: a version published before
+    splits and trust existed gets them now (its split by cluster, like a new case's)."""
+    for name in ("split", "trust"):
+        if name not in frame.columns:
+            frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(name))
+    frame = frame.with_columns(trust=pl.coalesce(pl.col("trust"), trust_expr(frame)))
+    if splits is not None and frame.get_column("split").null_count():
+        assigned = assign_splits(frame.select("case_id", "cluster_id"), splits)
+        frame = frame.with_columns(split=pl.coalesce(pl.col("split"), assigned))
+    return frame.select(GOLDEN_SCHEMA.names)
 
 
 def to_golden_arrow(table: pl.DataFrame) -> pa.Table:
@@ -315,6 +371,20 @@ def latest_made_from(
     return latest.version, stats
 
 
+def latest_version(resolved: ResolvedRun) -> str | None:
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+
+    try:
+        return open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@latest",
+            storage_options=resolved.config.publish.storage_options or None,
+            verify=False,
+        ).version
+    except (VersionNotFound, FileNotFoundError):
+        return None
+
+
 def version_location(resolved: ResolvedRun, version: str) -> str:
     """Where a version's report is, for a store URL or a local folder."""
     base = resolved.store_url.rstrip("/")
@@ -338,7 +408,7 @@ def publish(
     from golden_distill.datasets.store.signing import signing_key_from_env
 
     config = resolved.config
-    clusters = selection.clusters.to_arrow() if selection.clusters is not None else None
+    clusters = selection.published_clusters()
     report_html = render(stats)
     result = publish_version(
         resolved.store_url,
@@ -353,7 +423,8 @@ def publish(
             "lineage": {
                 "sources": [display_uri(s) for s in resolved.sources],
                 "since": stats.get("since"),
-                "until": stats.get("until"),
+                "until": stats.get("until"),  # the watermark of the next scheduled run
+                "parent_version": selection.parent_version,
                 "records_read": stats.get("records_read", 0),
                 "quarantined": stats.get("quarantined", {}),
             },
@@ -362,7 +433,8 @@ def publish(
             "redaction": {"entities": stats.get("redaction", {})},
             "dedup": stats.get("dedup", {}),
         },
-        force=resolved.params.force,
+        # a run with a window always publishes: its version records the new watermark
+        force=resolved.params.force or resolved.until is not None,
         storage_options=config.publish.storage_options or None,
         config=config.publish,
         signing_key=signing_key_from_env(secret_block=config.publish.signing_key_secret_block),

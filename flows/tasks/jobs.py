@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from golden_distill.datasets.sources.discovery import Shard
 from golden_distill.flows.config import PipelineConfig
-from golden_distill.flows.source_files import Shard
 
 
 @dataclass(frozen=True)

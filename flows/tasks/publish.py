@@ -35,6 +35,7 @@ from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.report import counts_rows, render_report
 from golden_distill.flows.tasks import global_steps
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
+from golden_distill.flows.tasks.parent import carried_rows
 from golden_distill.flows.tasks.run_stats import (
     change_against,
     merge_redaction_stats,
@@ -52,59 +53,62 @@ class PublishOutcome:
     why: str | None = None  # why the latest version stands (when reused)
 
 
-def build_stats(
-    resolved: ResolvedRun,
-    results: list[ShardResult],
-    redacted: list[RedactResult],
-    selection: Selection,
-    published: dict[str, Any],
-    case_ids: set[str],
-    timings: dict[str, float],
-    cached: tuple[int, int],
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PublishJob:
+    """Everything the publish task needs from the flow (one argument, not nine)."""
+
+    resolved: ResolvedRun
+    results: list[ShardResult]
+    redacted: list[RedactResult]
+    selection: Selection
+    timings: dict[str, float]
+    key_id: str | None
+    cached: tuple[int, int] = (0, 0)  # shard tasks, redact tasks taken from the cache
+    inputs: str | None = None  # see inputs_sha256
+    run_key: str | None = None  # see flows/run_key.py
+    artifacts: bool = True  # Prefect artifacts (off in the local mode: no Prefect API)
+
+
+def build_stats(job: PublishJob, published: dict[str, Any], case_ids: set[str]) -> dict[str, Any]:
+    resolved, selection = job.resolved, job.selection
     parent, parent_ids = global_steps.parent_case_ids(resolved)
-    stats = merge_shard_stats(results)
-    stats.update(merge_redaction_stats(redacted))
+    stats = merge_shard_stats(job.results)
+    stats.update(merge_redaction_stats(job.redacted))
     stats.update(selection.stats)
     stats.update(published)
+    since, until = resolved.window
     stats.update(
         set_name=resolved.set_name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         config_sha256=config_sha256(resolved.config),
         shard_config_sha256=shard_config_sha256(resolved.config),
         pipeline_version=pipeline_version(),
-        shards=len(results),
-        shards_cached=cached[0],
-        redact_tasks=len(redacted),
-        redact_tasks_cached=cached[1],
+        shards=len(job.results),
+        shards_cached=job.cached[0],
+        redact_tasks=len(job.redacted),
+        redact_tasks_cached=job.cached[1],
         replaced_after_redaction=len(selection.excluded),
-        since=resolved.params.since.isoformat() if resolved.params.since else None,
-        until=resolved.params.until.isoformat() if resolved.params.until else None,
+        since=since,
+        until=until,
         change=change_against(parent, parent_ids, case_ids),
-        stage_seconds={k: round(v, 3) for k, v in timings.items()},
+        stage_seconds={k: round(v, 3) for k, v in job.timings.items()},
+        inputs_sha256=job.inputs,
+        run_key=job.run_key,
     )
     return stats
 
 
-def _run_publish(
-    resolved: ResolvedRun,
-    results: list[ShardResult],
-    redacted: list[RedactResult],
-    selection: Selection,
-    timings: dict[str, float],
-    key_id: str | None,
-    cached: tuple[int, int],
-    inputs: str | None,
-    run_key: str | None = None,
-) -> PublishOutcome:
-    same = None if resolved.params.force else global_steps.latest_made_from(resolved, inputs)
+def _run_publish(job: PublishJob) -> PublishOutcome:
+    resolved = job.resolved
+    same = None if resolved.params.force else global_steps.latest_made_from(resolved, job.inputs)
     if same is not None:  # nothing changed since the latest version: it is this run's result
         version, stats = same
         report_path = global_steps.version_location(resolved, version)
-        best_effort(
-            "report artifacts", _artifacts, resolved, version, report_path,
-            {**stats, "shards_cached": cached[0]},
-        )  # fmt: skip
+        if job.artifacts:
+            best_effort(
+                "report artifacts", _artifacts, resolved, version, report_path,
+                {**stats, "shards_cached": job.cached[0]},
+            )  # fmt: skip
         return PublishOutcome(
             version=version,
             report_path=report_path,
@@ -114,63 +118,46 @@ def _run_publish(
         )
     parts_dir = resolved.work_dir / "publish" / uuid.uuid4().hex
     try:
-        return _publish_parts(
-            resolved,
-            results,
-            redacted,
-            selection,
-            timings,
-            key_id,
-            cached,
-            inputs,
-            parts_dir,
-            run_key,
-        )
+        return _publish_parts(job, parts_dir)
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)
 
 
-def _publish_parts(
-    resolved: ResolvedRun,
-    results: list[ShardResult],
-    redacted: list[RedactResult],
-    selection: Selection,
-    timings: dict[str, float],
-    key_id: str | None,
-    cached: tuple[int, int],
-    inputs: str | None,
-    parts_dir: Path,
-    run_key: str | None = None,
-) -> PublishOutcome:
+def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
+    resolved, selection = job.resolved, job.selection
     started = time.perf_counter()
+    carried = (
+        carried_rows(resolved, selection.parent_version, selection.carried)
+        if selection.parent_version and selection.carried is not None
+        else ()
+    )
     try:
         parts, published, case_ids = global_steps.write_publish_parts(
-            [r.redacted_path for r in redacted],
+            [r.redacted_path for r in job.redacted],
             with_splits(selection.published_columns(), resolved),
             parts_dir,
+            carried,
+            resolved.config.curation.splits,
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None
     try:
-        stats = build_stats(
-            resolved, results, redacted, selection, published, case_ids, timings, cached
-        )
+        stats = build_stats(job, published, case_ids)
         stats.update(global_steps.drift_against_pinned(resolved, parts, selection.paths))
-        stats["inputs_sha256"] = inputs
-        stats["run_key"] = run_key
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
     try:
         version, report_path, same_as = global_steps.publish(
-            resolved, parts, selection, stats, render_report, key_id
+            resolved, parts, selection, stats, render_report, job.key_id
         )
     except StageError:
         raise
     except Exception as exc:
         raise StageError("publish", describe(exc)) from None
     stats["version"] = version  # visible from here: nothing below may fail the run
-    best_effort("report artifacts", _artifacts, resolved, version, report_path, stats)
+    if job.artifacts:
+        best_effort("report artifacts", _artifacts, resolved, version, report_path, stats)
     if same_as is not None:
         why = SAME_CONTENT.format(version=same_as)
         return PublishOutcome(version, report_path, stats, reused=True, why=why)
@@ -246,28 +233,15 @@ def _link(path: str) -> str:
 
 
 @task(name="publish-version", cache_policy=NO_CACHE, persist_result=False)
-def publish_set(
-    resolved: ResolvedRun,
-    results: list[ShardResult],
-    redacted: list[RedactResult],
-    selection: Selection,
-    timings: dict[str, float],
-    key_id: str | None,
-    cached: tuple[int, int] = (0, 0),
-    inputs: str | None = None,
-    run_key: str | None = None,
-) -> PublishOutcome:
+def publish_set(job: PublishJob) -> PublishOutcome:
     """Publish the selected cases as a new immutable version; return its id and report path.
 
-    ``run_key`` (see flows/run_key.py) is recorded in the manifest stats so `golden run` can
-    answer an unchanged rerun without starting Prefect.
-
-    ``inputs`` fingerprints everything the version is made of (see ``inputs_sha256``); when
-    the latest version was made from the same inputs, it is returned instead (unless force).
+    ``job.run_key`` (see flows/run_key.py) is recorded in the manifest stats so `golden run`
+    can answer an unchanged rerun without starting Prefect. ``job.inputs`` fingerprints
+    everything the version is made of (see ``inputs_sha256``); when the latest version was made
+    from the same inputs, it is returned instead (unless force).
     """
-    return _run_publish(
-        resolved, results, redacted, selection, timings, key_id, cached, inputs, run_key
-    )
+    return _run_publish(job)
 
 
 def inputs_sha256(

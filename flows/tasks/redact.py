@@ -11,14 +11,20 @@ from __future__ import annotations
 import hashlib
 import time
 from pathlib import Path
+from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 from prefect import task
 
-from golden_distill.flows.tasks import shard_steps
+from golden_distill.datasets.quarantine import Quarantine
+from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
-from golden_distill.flows.tasks.shard import check_same_code, fresh_dir, stage_timer
+from golden_distill.flows.tasks.shard import check_same_code, fresh_dir
+from golden_distill.flows.timing import StageClock
+from golden_distill.redaction.keys import resolve_key
 
 
 def redact_cache_key(
@@ -37,12 +43,57 @@ def redact_task_cache_key(context: object, parameters: dict) -> str | None:
     return parameters["job"].cache_key
 
 
+def to_golden(table: pa.Table) -> pa.Table:
+    """Conform to GOLDEN_SCHEMA: pipeline columns not filled yet (clusters) are null."""
+    columns = []
+    for fld in GOLDEN_SCHEMA:
+        if fld.name in table.column_names:
+            columns.append(table.column(fld.name).cast(fld.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, fld.type))
+    return pa.Table.from_arrays(columns, schema=GOLDEN_SCHEMA)
+
+
+def _redactor(config: PipelineConfig, expected_key_id: str | None) -> Any:
+    """A fresh Redactor per task: its output for a shard must not depend on which shards the
+    same worker process redacted before (cheap: the analyzer's heavy parts are shared)."""
+    # local: Presidio and spaCy load with the redactor, only in processes that redact
+    from golden_distill.redaction.redactor import Redactor
+
+    red = config.redaction
+    key = resolve_key(secret_block=red.key_secret_block, local_key_file=red.local_key_file).key
+    if expected_key_id is not None and key.key_id != expected_key_id:
+        # A worker with another key would publish pseudonyms inconsistent with the rest.
+        raise RuntimeError(
+            f"this worker's pseudonym key is {key.key_id}, the run's is {expected_key_id}"
+        )
+    return Redactor.from_config(red, key, config.ingest.volatile_keys)
+
+
+def redact_candidates(
+    candidates: pa.Table, config: PipelineConfig, quarantine_path: Path, key_id: str | None
+) -> tuple[pa.Table, dict[str, str], dict[str, Any]]:
+    """Scrub and verify every candidate (fail closed). Returns the redacted rows, the ids of
+    quarantined candidates with their reason (also appended to the shard's quarantine file),
+    and counts per entity type / per reason."""
+    from golden_distill.redaction.shard import redact_table  # local: Presidio, see _redactor
+
+    result = redact_table(candidates, _redactor(config, key_id))
+    with Quarantine(path=quarantine_path) as quarantine:
+        for case in result.quarantined:
+            quarantine.add(case.to_entry())
+    stats = {
+        "redaction": {str(k): int(v) for k, v in result.entity_counts.items()},
+        "redaction_quarantined": {str(k): int(v) for k, v in result.reasons.items()},
+    }
+    return result.table, {q.case_id: q.reason for q in result.quarantined}, stats
+
+
 def _run(job: RedactJob) -> RedactResult:
     check_same_code(job.pipeline_version, job.label)
     started = time.perf_counter()
     out = fresh_dir(Path(job.out_dir))
-    seconds: dict[str, float] = {}
-    timed = stage_timer(job.label, seconds)
+    timed = StageClock(where=job.label).call
     ids = pl.Series(list(job.case_ids), dtype=pl.String)
     chosen = timed(
         "redact",
@@ -56,10 +107,10 @@ def _run(job: RedactJob) -> RedactResult:
     quarantine_path = out / "quarantine.jsonl"
     quarantine_path.touch()  # present even when empty: a cached result checks its files exist
     redacted, quarantined, stats = timed(
-        "redact", shard_steps.redact_candidates, chosen, job.config, quarantine_path, job.key_id
+        "redact", redact_candidates, chosen, job.config, quarantine_path, job.key_id
     )
     redacted_path = out / "redacted.parquet"
-    timed("write", pq.write_table, shard_steps.to_golden(redacted), redacted_path)
+    timed("write", pq.write_table, to_golden(redacted), redacted_path)
     stats["redacted"] = redacted.num_rows
     return RedactResult(
         index=job.index,

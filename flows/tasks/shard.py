@@ -10,18 +10,26 @@ second per-shard task (tasks/redact.py) that only sees the cases quotas and dedu
 from __future__ import annotations
 
 import shutil
-import time
-from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from prefect import task
 
+from golden_distill.datasets.ingest import ingest
+from golden_distill.datasets.quarantine import read_quarantine
+from golden_distill.datasets.schema import CASE_SCHEMA
+from golden_distill.filters.dedup.signature import signatures
+from golden_distill.filters.runner import needs_rescore, permissive_figures, score_cases
 from golden_distill.flows.caching import pipeline_version, shard_task_cache_key
-from golden_distill.flows.errors import StageError, describe
-from golden_distill.flows.tasks import shard_steps
+from golden_distill.flows.config import PipelineConfig
+from golden_distill.flows.errors import StageError
 from golden_distill.flows.tasks.jobs import ShardJob, ShardResult
+from golden_distill.flows.timing import StageClock
 
 
 def check_same_code(expected: str, label: str) -> None:
@@ -36,24 +44,6 @@ def check_same_code(expected: str, label: str) -> None:
         )
 
 
-def stage_timer(label: str, seconds: dict[str, float]) -> Callable[..., Any]:
-    """``timed(stage, fn, *args)``: run a step, add its time to ``seconds[stage]``, and turn a
-    failure into a StageError naming the stage and the shard."""
-
-    def timed(stage: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        except StageError:
-            raise
-        except Exception as exc:
-            raise StageError(stage, f"shard {label}: {describe(exc)}") from None
-        finally:
-            seconds[stage] = seconds.get(stage, 0.0) + time.perf_counter() - start
-
-    return timed
-
-
 def fresh_dir(path: Path) -> Path:
     """An empty folder (leftovers of an interrupted attempt are removed)."""
     if path.exists():
@@ -62,26 +52,115 @@ def fresh_dir(path: Path) -> Path:
     return path
 
 
+def read_shard(job: ShardJob, canonical_dir: Path) -> tuple[pa.Table, dict[str, Any]]:
+    """Ingest one source into canonical Parquet under ``canonical_dir`` and load it."""
+    summary = ingest(
+        [job.shard.uri], canonical_dir, fmt=job.source_format, config=job.config.ingest
+    )
+    failed = [s for s in summary.sources if s.error]
+    if failed:
+        # The whole input is unusable (missing, unreadable, unknown format): the run stops here
+        # and names it; the other shards stay cached for the rerun after the fix.
+        raise ShardUnreadable(f"{failed[0].uri}: {failed[0].error}")
+    tables = [pq.read_table(p, schema=CASE_SCHEMA) for p in summary.shards]
+    table = pa.concat_tables(tables) if tables else CASE_SCHEMA.empty_table()
+    stats = {
+        "records_read": int(summary.records_read),
+        "cases_read": int(table.num_rows),
+        "quarantined": {str(k): int(v) for k, v in dict(summary.quarantined).items()},
+        "bytes_read": int(summary.bytes_read),
+    }
+    return table, stats
+
+
+class ShardUnreadable(RuntimeError):
+    """A shard's input could not be read at all (the message names it, never its content)."""
+
+
+def move_quarantine(canonical_dir: Path, target: Path) -> int:
+    """Keep the shard's quarantine file (it may hold raw lines) next to its outputs."""
+    source = canonical_dir / "quarantine.jsonl"
+    if source.exists():
+        shutil.move(str(source), target)
+    else:
+        target.touch()
+    return len(read_quarantine(target))
+
+
+def apply_window(table: pa.Table, since: str | None, until: str | None) -> pa.Table:
+    """Keep runs recorded in ``[since, until)``; runs without a timestamp stay only when no
+    window is set (they cannot be placed in one)."""
+    if since is None and until is None:
+        return table
+    ts = table.column("recorded_at")
+    mask = pc.is_valid(ts)
+    if since is not None:
+        mask = pc.and_(
+            mask, pc.greater_equal(ts, pa.scalar(datetime.fromisoformat(since), ts.type))
+        )
+    if until is not None:
+        mask = pc.and_(mask, pc.less(ts, pa.scalar(datetime.fromisoformat(until), ts.type)))
+    return table.filter(pc.fill_null(mask, False))
+
+
+#: Decision columns kept per case for the global quota step (small: no reasons, no tool lists).
+DECISION_COLUMNS = (
+    "case_id",
+    "tenant_id",
+    "signature",
+    "value_score",
+    "funnels",
+    "candidate",
+    "status",
+    "funnel_reasons",
+    "n_steps",
+)
+
+
+def score_funnels(
+    table: pa.Table, config: PipelineConfig
+) -> tuple[pa.Table, pl.DataFrame, dict[str, Any]]:
+    """Every funnel over the shard (no quotas: they are global). Returns the candidates' full
+    rows with funnels, funnel_reasons and value_score; the small per-case decisions; counts."""
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    # Batch-wide figures (a percentile of the whole batch) are not known per shard: a funnel
+    # that uses one is scored permissively here, its rows kept, and re-scored globally.
+    permissive = permissive_figures(config.funnels)
+    scored = score_cases(frame, config.funnels, figures=permissive)
+    keep = [c for c in scored.columns if c in DECISION_COLUMNS or c.startswith("in_")]
+    decisions = scored.select(keep)
+    kept = needs_rescore(scored) if permissive else pl.col("candidate")
+    chosen = scored.filter(kept).select("case_id", "funnels", "funnel_reasons", "value_score")
+    candidates = frame.join(chosen, on="case_id", how="inner", maintain_order="left")
+    stats = {"scored": scored.height, "funnel_candidates": int(scored["candidate"].sum())}
+    return candidates.to_arrow(), decisions, stats
+
+
+def dedup_signatures(redacted: pa.Table, config: PipelineConfig) -> pa.Table:
+    frame = pl.from_arrow(redacted)
+    assert isinstance(frame, pl.DataFrame)
+    return signatures(frame, config.dedup).to_arrow()
+
+
 def _run(job: ShardJob) -> ShardResult:
     check_same_code(job.pipeline_version, job.shard.label)
     out = fresh_dir(Path(job.out_dir))
     canonical = out / "canonical"
-    seconds: dict[str, float] = {}
-    timed = stage_timer(job.shard.label, seconds)
+    clock = StageClock(where=job.shard.label)
+    timed = clock.call
 
-    table, stats = timed("read", shard_steps.read_shard, job, canonical)
+    table, stats = timed("read", read_shard, job, canonical)
     quarantine_path = out / "quarantine.jsonl"
-    timed("read", shard_steps.move_quarantine, canonical, quarantine_path)
-    table = timed("read", shard_steps.apply_window, table, job.since, job.until)
+    timed("read", move_quarantine, canonical, quarantine_path)
+    table = timed("read", apply_window, table, job.since, job.until)
     stats["in_window"] = table.num_rows
 
-    candidates, decisions, funnel_stats = timed(
-        "funnels", shard_steps.score_funnels, table, job.config
-    )
+    candidates, decisions, funnel_stats = timed("funnels", score_funnels, table, job.config)
     del table
     stats.update(funnel_stats)
     stats["candidates"] = funnel_stats["funnel_candidates"]
-    sigs = timed("dedup", shard_steps.dedup_signatures, candidates, job.config)
+    sigs = timed("dedup", dedup_signatures, candidates, job.config)
 
     candidates_path = out / "candidates.parquet"
     decisions_path = out / "decisions.parquet"
@@ -100,7 +179,7 @@ def _run(job: ShardJob) -> ShardResult:
         decisions_path=str(decisions_path),
         quarantine_path=str(quarantine_path),
         stats=stats,
-        seconds=seconds,
+        seconds=clock.seconds,
     )
 
 

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from golden_distill.datasets.sources.base import SourceError
+from golden_distill.datasets.sources.discovery import discover_shards
+from golden_distill.datasets.sources.uris import display_uri
 from golden_distill.flows.caching import (
     code_digest,
     installed_code_folders,
@@ -15,12 +18,11 @@ from golden_distill.flows.caching import (
     shard_config_sha256,
 )
 from golden_distill.flows.config import PipelineConfig
-from golden_distill.flows.source_files import (
-    SourceNotFound,
-    discover_shards,
-    display_uri,
-    expand_sources,
-)
+
+
+def expand_sources(sources: list[str]) -> list[str]:
+    return [shard.uri for shard in discover_shards(sources)]
+
 
 BASE = {
     "fingerprint": "a" * 64,
@@ -116,11 +118,11 @@ def test_folder_sources_skip_truth_and_hidden_files(tmp_path: Path):
 
 
 def test_missing_sources_are_errors(tmp_path: Path):
-    with pytest.raises(SourceNotFound, match="no such file"):
+    with pytest.raises(SourceError, match="no such file"):
         expand_sources([str(tmp_path / "nope.jsonl")])
-    with pytest.raises(SourceNotFound, match="no recording"):
+    with pytest.raises(SourceError, match="no recording"):
         expand_sources([str(tmp_path)])
-    with pytest.raises(SourceNotFound, match="matches no file"):
+    with pytest.raises(SourceError, match="matches no file"):
         expand_sources([str(tmp_path / "*.jsonl")])
 
 
@@ -135,7 +137,7 @@ def test_fingerprint_follows_content_not_name_or_time(tmp_path: Path):
 
 
 def test_fingerprint_memo_rehashes_only_changed_files(tmp_path: Path, monkeypatch):
-    import golden_distill.flows.source_files as source_files
+    import golden_distill.datasets.sources.discovery as source_files
 
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     a.write_text("1\n")
@@ -143,9 +145,11 @@ def test_fingerprint_memo_rehashes_only_changed_files(tmp_path: Path, monkeypatc
     memo = tmp_path / "work" / "fingerprints.json"
     first = discover_shards([str(a), str(b)], memo=memo)
     hashed: list[str] = []
-    real = source_files.file_fingerprint
+    real = source_files._content_sha256
     monkeypatch.setattr(
-        source_files, "file_fingerprint", lambda p: hashed.append(p.name) or real(p)
+        source_files,
+        "_content_sha256",
+        lambda fs, p: hashed.append(Path(p).name) or real(fs, p),
     )
     assert discover_shards([str(a), str(b)], memo=memo) == first
     assert hashed == []  # nothing changed: nothing read

@@ -26,13 +26,16 @@ def test_entrypoint_loads_the_distill_flow_and_accepts_the_declared_parameters()
     flow = load_flow_from_entrypoint(f"{REPO / path}:{name}", use_placeholder_flow=False)
     assert flow.name == "distill"
     validated = flow.validate_parameters(deployment["parameters"])
-    params = validated["params"]
-    assert isinstance(params, DistillParams)
-    assert params.sources and params.set_name == "nightly"
+    assert validated["sources"] and validated["set_name"] == "nightly"
+    assert "{date}" in validated["sources"][0]  # each night reads its own partition
+    # flat parameters: a backfill sets one field, and the values are typed by the flow
+    backfill = flow.validate_parameters({**deployment["parameters"], "since": "2026-11-20"})
+    assert backfill["since"].replace(tzinfo=None) == datetime(2026, 11, 20)  # UTC if naive
     # the declared config file exists and is valid (relative to the working directory)
-    config_path = REPO / params.config_path
+    config_path = REPO / validated["config"]
     assert config_path.is_file()
-    DistillParams(**{**params.model_dump(), "config_path": str(config_path)}).resolve()
+    flat = {k: v for k, v in validated.items() if k != "config"}
+    DistillParams(**flat, config_path=str(config_path)).resolve()
 
 
 def test_schedule_is_a_valid_nightly_cron_in_utc():

@@ -126,10 +126,11 @@ def test_distill_end_to_end(
     assert redacts and all(d["cached"] for d in redacts)
     assert not shard_events(events, "recomputed")  # every cached result's files were there
     # ... and `golden run` can tell before starting Prefect (flows/run_key.py)
+    from golden_distill.flows.preflight import preflight
     from golden_distill.flows.run_key import unchanged_latest
 
-    assert unchanged_latest(params) == (version, str(report))
-    assert unchanged_latest(params.model_copy(update={"force": True})) is None
+    assert unchanged_latest(preflight(params)) == (version, str(report))
+    assert unchanged_latest(preflight(params.model_copy(update={"force": True}))) is None
 
     # 3. one broken shard: its bad lines are quarantined, only it is redone, still publishes
     events.clear()
@@ -138,7 +139,7 @@ def test_distill_end_to_end(
         fh.write(b'{"recordId": "bad-1", "sessionId": \n')  # invalid JSON
         fh.write(b'{"sessionId": "s-x", "toolCalls": []}\n')  # required fields missing
     lines = sum(1 for _ in broken.open("rb"))
-    assert unchanged_latest(params) is None  # a changed shard: the flow must run
+    assert unchanged_latest(preflight(params)) is None  # a changed shard: the flow must run
     forced = params.model_copy(update={"force": True})
     new_version = run_distill(forced)
     assert new_version != version

@@ -73,7 +73,7 @@ def test_our_own_and_os_messages_are_kept():
 
 def test_stage_errors_do_not_chain_the_library_error(tmp_path, monkeypatch):
     from golden_distill.flows.errors import ERROR_LOG_ENV, StageError
-    from golden_distill.flows.tasks.shard import stage_timer
+    from golden_distill.flows.timing import StageClock
 
     monkeypatch.setenv(ERROR_LOG_ENV, str(tmp_path / "errors.log"))
 
@@ -81,6 +81,6 @@ def test_stage_errors_do_not_chain_the_library_error(tmp_path, monkeypatch):
         raise KeyError("Jane Doe")  # a KeyError on a string is the string
 
     with pytest.raises(StageError) as err:
-        stage_timer("recordings-0001.jsonl", {})("funnels", fails)
+        StageClock(where="recordings-0001.jsonl").call("funnels", fails)
     assert "Jane Doe" not in str(err.value)
     assert err.value.__cause__ is None and err.value.__suppress_context__

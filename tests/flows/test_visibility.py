@@ -85,3 +85,52 @@ def test_a_set_name_that_is_not_a_plain_name_is_refused_before_any_file(
     assert result.exit_code == 2
     assert "stage 'validate'" in result.output and "set name" in result.output
     assert _files(tmp_path / "store") == []
+
+
+def test_an_erased_user_does_not_come_back_in_a_later_run(
+    prefect_api, pseudonym_key, tmp_path, small_corpus, write_config
+):
+    """Real redaction made the pseudonyms; `golden erase` derives the same ones from the raw id;
+    a forced rerun over the same recordings (the user's cases selected again) leaves them out."""
+    import json
+
+    from golden_distill.datasets.reader import open_set
+    from golden_distill.flows.cli import app
+    from golden_distill.flows.config import load_pipeline_config
+    from golden_distill.redaction.key_rules import RuleMatcher
+    from golden_distill.redaction.pseudonym import key_pseudonym
+
+    assert _run(tmp_path, small_corpus, write_config, "erase-me").exit_code == 0
+    store_url = str(tmp_path / "store")
+    first = open_set(store_url, "erase-me")
+    published = first.read_table().column("user_id").to_pylist()
+    rule = RuleMatcher(load_pipeline_config(None).redaction).match(("user_id",))
+    raw_users = set()
+    for path in small_corpus.glob("recordings-*.jsonl"):
+        for line in path.read_text().splitlines():
+            try:
+                raw_users.add(json.loads(line)["userId"])
+            except (ValueError, KeyError, TypeError):
+                continue  # the generator plants broken lines
+
+    pseudonym = {key_pseudonym(u, rule.key_type, pseudonym_key.encode(), rule.prefix): u
+                 for u in raw_users}  # fmt: skip
+    victim_pseudonym = next(p for p in published if p in pseudonym)
+    victim = pseudonym[victim_pseudonym]
+
+    erase = CliRunner().invoke(
+        app, ["erase", "--store", store_url, "--set", "erase-me", "--subject", f"user_id={victim}"]
+    )
+    assert erase.exit_code == 0, erase.output
+    assert victim not in erase.output and victim_pseudonym not in erase.output
+    after = open_set(store_url, "erase-me")
+    assert after.version != first.version
+    assert victim_pseudonym not in after.read_table().column("user_id").to_pylist()
+
+    rerun = _run(tmp_path, small_corpus, write_config, "erase-me", "--force")
+    assert rerun.exit_code == 0, rerun.output
+    latest = open_set(store_url, "erase-me")
+    assert latest.version not in (first.version, after.version)
+    text = json.dumps(latest.read_table().to_pylist(), default=str)
+    assert victim_pseudonym not in text and victim not in text
+    assert latest.manifest["erasure"]["cases_dropped"] >= 1

@@ -12,8 +12,10 @@ from typer.testing import CliRunner
 from golden_distill.datasets.reader import open_set
 from golden_distill.datasets.store import publish as publish_module
 from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.datasets.store.integrity import TamperError
 from golden_distill.datasets.store.layout import LayoutError, SetLayout, parse_ref
 from golden_distill.datasets.store.publish import publish_version
+from golden_distill.datasets.store.verify import verify_version
 from golden_distill.datasets.store.versions import list_versions
 from golden_distill.flows.cli import sets as sets_cli
 
@@ -91,3 +93,45 @@ def test_clusters_mark_the_published_representative_or_none(target, casegen):
     assert reps == set(golden.read_table().column("case_id").to_pylist())
     assert not rows[ids[4]]["cluster_published"] and not rows[ids[5]]["cluster_published"]
     assert rows[ids[0]]["cluster_published"]
+
+
+def test_a_symlink_leading_out_of_the_version_folder_is_refused(tmp_path, casegen):
+    """Same bytes, so size and sha256 match: only the link itself gives it away."""
+    url = str(tmp_path / "store")
+    result = publish_version(url, SET, cases=casegen.make_table(5))
+    store = StoreFS(url)
+    inside = store.local_path(SetLayout(SET).version_file(result.version, "cases.parquet"))
+    outside = tmp_path / "elsewhere.parquet"
+    outside.write_bytes(inside.read_bytes())
+    inside.unlink()
+    inside.symlink_to(outside)
+    with pytest.raises(TamperError, match="symlink leading out"):
+        open_set(url, f"{SET}@{result.version}")
+    report = verify_version(store, SET, result.version)
+    assert not report.ok and f"{SET}@{result.version}" in report.problems[0]
+
+
+def test_signing_key_from_pem_text_or_file(tmp_path):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from golden_distill.datasets.store.signing import (
+        SigningKeyError,
+        public_key_id,
+        signing_key_from_env,
+    )
+
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    path = tmp_path / "signer.pem"
+    path.write_bytes(pem)
+    want = public_key_id(key.public_key())
+    for value in (pem.decode(), str(path)):
+        loaded = signing_key_from_env({"GOLDEN_SIGNING_KEY": value})
+        assert loaded is not None and public_key_id(loaded.public_key()) == want
+    assert signing_key_from_env({}) is None
+    with pytest.raises(SigningKeyError) as info:
+        signing_key_from_env({"GOLDEN_SIGNING_KEY": str(tmp_path / "missing.pem")})
+    assert "BEGIN" not in str(info.value)

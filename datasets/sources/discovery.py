@@ -1,0 +1,221 @@
+"""Which inputs a run's sources name, and the fingerprint of each: one place for ingest and flow.
+
+A source may be a file, a folder (its recording files), a glob, any of these behind an fsspec URL
+(``s3://``, ``memory://``...), a date template (``recordings/dt={date}/``, expanded over the
+run's window, see partitions.py), a database URL or an evidence folder (whole sources that an
+adapter reads as one unit). ``golden ingest`` and the nightly flow both expand sources here, so
+they read the same files and show the same (credential-free) names.
+
+A *shard* is one input: the unit of parallel work and of caching. Its fingerprint is the sha256
+of its bytes (memoised by size, mtime and inode for local files, by size and ETag / modification
+time for object stores), so a rerun over unchanged inputs recognises every shard without reading
+it and a file rewritten in place is redone. A database has no fingerprint (never cached).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from fsspec.core import url_to_fs
+
+from golden_distill.datasets.sources.base import SourceError
+from golden_distill.datasets.sources.partitions import expand_template, is_templated
+from golden_distill.datasets.sources.registry import ADAPTERS
+from golden_distill.datasets.sources.uris import (
+    display_uri,
+    expand_source,
+    is_file_url,
+    is_local_path,
+)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of per-shard work: a source URI and the fingerprint of its content."""
+
+    uri: str
+    fingerprint: str | None  # None: not cacheable (a database)
+    size: int = 0
+    label: str = ""  # short display name, never with credentials
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", shard_label(self.uri))
+
+
+def shard_label(uri: str) -> str:
+    """The file name (with its partition folder when it has one, e.g. ``dt=2026-11-28/x.jsonl``);
+    a database URL without credentials or query."""
+    if not is_file_url(uri):
+        return display_uri(uri).split("?")[0]
+    parts = uri.rstrip("/").split("/")
+    if len(parts) >= 2 and "=" in parts[-2]:
+        return "/".join(parts[-2:])
+    return parts[-1]
+
+
+def whole_source_format(source: str, fmt: str | None) -> str | None:
+    """The format that takes ``source`` as one unit (a database URL, an evidence folder)."""
+    candidates = [fmt] if fmt else list(ADAPTERS)
+    for name in candidates:
+        try:
+            if ADAPTERS[name].sniff(source, b""):
+                return name
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+@dataclass
+class Discovery:
+    """The shards the sources name, and the date partitions of the window that do not exist."""
+
+    shards: list[Shard] = field(default_factory=list)
+    missing_partitions: list[str] = field(default_factory=list)
+    skipped_by_mtime: int = 0
+
+
+def expand_partitions(
+    sources: Iterable[str], since: datetime | None, until: datetime | None
+) -> list[str]:
+    """Every source with its date templates expanded over ``[since, until)``."""
+    return [p for s in sources for p in expand_template(s, since, until)]
+
+
+def discover(
+    sources: list[str],
+    *,
+    fmt: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    by_mtime: bool = False,
+    memo: Path | None = None,
+) -> Discovery:
+    """Expand ``sources`` over the window and fingerprint every input.
+
+    A date partition of the window that does not exist is skipped (listed in
+    ``missing_partitions``: a night without recordings); a templated source none of whose
+    partitions exist, and any other source that names nothing, is an error. ``by_mtime`` keeps
+    only files modified inside the window (for sources that are neither partitioned nor ordered).
+    """
+    known = _load_memo(memo)
+    found = Discovery()
+    seen: dict[str, list[Any]] = {}
+    uris: list[tuple[str, bool]] = []  # (uri, whole source)
+    for source in sources:
+        partitions = expand_template(source, since, until)
+        templated = is_templated(source)
+        hits = 0
+        for concrete in partitions:
+            if whole_source_format(concrete, fmt) is not None:
+                uris.append((concrete, True))
+                hits += 1
+                continue
+            try:
+                files = expand_source(concrete)
+            except SourceError:
+                if not templated:
+                    raise
+                found.missing_partitions.append(display_uri(concrete))
+                continue
+            uris.extend((str(Path(f).resolve()) if is_local_path(f) else f, False) for f in files)
+            hits += 1
+        if templated and not hits:
+            raise SourceError(
+                f"{display_uri(source)}: no partition exists in the window "
+                f"({_iso(since)} .. {_iso(until)})"
+            )
+    for uri, whole in dict.fromkeys(uris):
+        if whole:
+            found.shards.append(Shard(uri=uri, fingerprint=_folder_fingerprint(uri)))
+            continue
+        fs, path = url_to_fs(uri)
+        if by_mtime and (since or until) and not _modified_in(fs, path, since, until):
+            found.skipped_by_mtime += 1
+            continue
+        stamp, size = _stamp(fs, path, uri)
+        entry = known.get(uri)
+        sha = entry[-1] if entry and entry[:-1] == stamp else _content_sha256(fs, path)
+        seen[uri] = [*stamp, sha]
+        found.shards.append(Shard(uri=uri, fingerprint=sha, size=size))
+    _save_memo(memo, known, seen)
+    return found
+
+
+def discover_shards(sources: list[str], memo: Path | None = None, **options: Any) -> list[Shard]:
+    """The shards of ``sources`` (see ``discover``)."""
+    return discover(sources, memo=memo, **options).shards
+
+
+def _iso(moment: datetime | None) -> str:
+    return moment.isoformat() if moment else "-"
+
+
+def _stamp(fs: Any, path: str, uri: str) -> tuple[list[Any], int]:
+    """What must be unchanged for a memoised fingerprint to be reused."""
+    if is_local_path(uri):
+        st = Path(path).stat()
+        return [st.st_size, st.st_mtime_ns, st.st_ino], st.st_size
+    info = fs.info(path)
+    size = int(info.get("size") or 0)
+    tag = info.get("ETag") or info.get("etag") or info.get("md5Hash") or ""
+    try:
+        modified = fs.modified(path).isoformat()
+    except (NotImplementedError, OSError, AttributeError):
+        modified = ""
+    return [size, str(tag), modified], size
+
+
+def _content_sha256(fs: Any, path: str) -> str:
+    """sha256 of a file's bytes (streamed; hashlib releases the GIL on large chunks)."""
+    with fs.open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _folder_fingerprint(uri: str) -> str | None:
+    """A whole source's fingerprint: None for a database (its content cannot be fingerprinted
+    cheaply: never cached); for an evidence folder, the digest of its files' names and bytes."""
+    if not is_file_url(uri):
+        return None
+    fs, path = url_to_fs(uri)
+    if not fs.isdir(path):
+        return None
+    digest = hashlib.sha256()
+    for name in sorted(fs.find(path)):
+        digest.update(name.removeprefix(path).encode())
+        digest.update(_content_sha256(fs, name).encode())
+    return digest.hexdigest()
+
+
+def _modified_in(fs: Any, path: str, since: datetime | None, until: datetime | None) -> bool:
+    try:
+        moment = fs.modified(path)
+    except (NotImplementedError, OSError, AttributeError):
+        return True  # no modification time: cannot place it, keep it (the record time decides)
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    return (since is None or moment >= since) and (until is None or moment < until)
+
+
+def _load_memo(memo: Path | None) -> dict[str, list[Any]]:
+    if memo is None or not memo.exists():
+        return {}
+    try:
+        loaded = orjson.loads(memo.read_bytes())
+    except orjson.JSONDecodeError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _save_memo(memo: Path | None, known: dict[str, list[Any]], seen: dict[str, list[Any]]) -> None:
+    if memo is None or not any(known.get(k) != v for k, v in seen.items()):
+        return
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    tmp = memo.with_suffix(".tmp")
+    tmp.write_bytes(orjson.dumps({**known, **seen}))
+    tmp.replace(memo)

@@ -1,0 +1,195 @@
+"""Where the flow's steps run: on Prefect (the default) or in this process (`--local`).
+
+Both engines run the same task functions in the same order with the same inputs, so they
+publish the same content. ``PrefectEngine`` maps shard tasks on the configured task runner,
+with Prefect's result cache, retries with exponential backoff and artifacts. ``LocalEngine`` is
+the lighter mode for small runs by hand: a thread pool in this process, no Prefect API (the
+temporary API's start-up dominated small runs), results reused from the content-addressed
+shard folders, no retries and no artifacts.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from prefect import get_run_logger
+from prefect.futures import as_completed as prefect_as_completed
+from prefect.tasks import exponential_backoff
+
+from golden_distill.flows import progress
+from golden_distill.flows.errors import StageError, describe, retry_if_transient
+from golden_distill.flows.params import ResolvedRun
+from golden_distill.flows.runners import ShardRunners, likely_cached
+from golden_distill.flows.tasks.publish import PublishJob, PublishOutcome, publish_set
+from golden_distill.flows.tasks.select import Selection, select_cases
+from golden_distill.flows.tasks.shard import outputs_present
+
+#: Where the local engine keeps a task's result, inside the task's content-addressed folder.
+RESULT_FILE = "result.pkl"
+
+
+def retry_options(resolved: ResolvedRun) -> dict[str, Any]:
+    """Retries of storage-touching tasks: I/O errors only, with exponential backoff."""
+    run = resolved.config.run
+    return {
+        "retries": run.storage_retries,
+        "retry_delay_seconds": exponential_backoff(backoff_factor=run.retry_backoff_seconds),
+        "retry_condition_fn": retry_if_transient,
+    }
+
+
+def _with_retries(task: Any, resolved: ResolvedRun, refresh: bool = False) -> Any:
+    """Cached per-shard task options: results under a Path, retries with backoff on I/O errors."""
+    return task.with_options(
+        result_storage=resolved.config.run.results_dir(),  # a Path: a str is a block slug
+        refresh_cache=refresh or None,
+        **retry_options(resolved),
+    )
+
+
+def _unwrap(future: Any, stage: str) -> Any:
+    try:
+        return future.result()
+    except StageError:
+        raise
+    except Exception as exc:
+        raise StageError(stage, describe(exc)) from None
+
+
+def _report(event: str, result: Any, done: int, total: int, counted: int, hit: bool) -> None:
+    progress.emit(event, done=done, total=total, selected=counted, cached=hit, shard=result.label)
+
+
+def _selected(result: Any) -> int:
+    return int(getattr(result, "candidates", 0) or result.stats.get("redacted", 0))
+
+
+class PrefectEngine:
+    """Tasks on Prefect: the configured task runner, result cache, retries, artifacts."""
+
+    artifacts = True
+
+    def __init__(self, resolved: ResolvedRun) -> None:
+        self.resolved = resolved
+        self.runners = ShardRunners(resolved.config.run)
+
+    def __enter__(self) -> PrefectEngine:
+        self.runners.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.runners.__exit__(*exc)
+
+    @property
+    def logger(self) -> Any:
+        return get_run_logger()
+
+    def release(self) -> None:
+        if not self.resolved.config.run.dask_address:
+            self.runners.release()  # free the workers' memory for the global step
+
+    def map(self, task: Any, jobs: list[Any], event: str, stage: str) -> tuple[dict, int]:
+        """Submit ``task`` for every job, report each as it ends; results by index, hits."""
+        resolved = self.resolved
+        runner = self.runners.pick(
+            likely_cached([job.cache_key for job in jobs], resolved.config.run.results_dir())
+        )
+        results: dict[int, Any] = {}
+        cached = counted = 0
+        submitted = _with_retries(task, resolved)
+        futures = [runner.submit(submitted, {"job": job}) for job in jobs]
+        for future in prefect_as_completed(futures):
+            result = _unwrap(future, stage)
+            state = getattr(future, "state", None)
+            hit = bool(state is not None and state.name == "Cached")
+            cached += hit
+            results[result.index] = result
+            counted += _selected(result)
+            _report(event, result, len(results), len(jobs), counted, hit)
+            self.logger.info("%s %d/%d%s", event, len(results), len(jobs), " (cached)" * hit)
+        # A cached result whose files were removed (work dir cleaned) is recomputed.
+        by_index = {job.index: job for job in jobs}
+        stale = [by_index[i] for i, r in results.items() if not outputs_present(r)]
+        if stale:
+            self.logger.info("%d cached result(s) lost their files: recomputing", len(stale))
+            fresh = _with_retries(task, resolved, refresh=True)
+            for future in [runner.submit(fresh, {"job": job}) for job in stale]:
+                result = _unwrap(future, stage)
+                results[result.index] = result
+                cached -= 1
+                progress.emit("recomputed", stage=stage, shard=result.label)
+        return results, cached
+
+    def select(self, results: list[Any], cache_key: str | None) -> Selection:
+        storage = self.resolved.config.run.results_dir()
+        return select_cases.with_options(result_storage=storage)(
+            results, self.resolved, cache_key=cache_key
+        )
+
+    def publish(self, job: PublishJob) -> PublishOutcome:
+        return publish_set.with_options(**retry_options(self.resolved))(job)
+
+
+class LocalEngine:
+    """The same tasks in this process, on a thread pool, without a Prefect API."""
+
+    artifacts = False
+
+    def __init__(self, resolved: ResolvedRun) -> None:
+        run = resolved.config.run
+        if run.task_runner != "thread":
+            raise StageError("validate", "--local runs in this process: task_runner must be thread")
+        self.resolved = resolved
+        self.logger = logging.getLogger("golden_distill.run")
+
+    def __enter__(self) -> LocalEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
+
+    def _cached(self, job: Any) -> Any | None:
+        if not job.cache_key:
+            return None
+        path = Path(job.out_dir) / RESULT_FILE
+        try:
+            result = pickle.loads(path.read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError):
+            return None
+        return result if getattr(result, "cache_key", None) == job.cache_key else None
+
+    def _run(self, task: Any, job: Any) -> tuple[Any, bool]:
+        found = self._cached(job)
+        if found is not None and outputs_present(found):
+            return found, True
+        result = task.fn(job)
+        if job.cache_key:
+            (Path(job.out_dir) / RESULT_FILE).write_bytes(pickle.dumps(result))
+        return result, False
+
+    def map(self, task: Any, jobs: list[Any], event: str, stage: str) -> tuple[dict, int]:
+        results: dict[int, Any] = {}
+        cached = counted = 0
+        workers = self.resolved.config.run.max_parallel_shards
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(self._run, task, job) for job in jobs]
+            for future in as_completed(futures):
+                result, hit = _unwrap(future, stage)
+                cached += hit
+                results[result.index] = result
+                counted += _selected(result)
+                _report(event, result, len(results), len(jobs), counted, hit)
+        return results, cached
+
+    def select(self, results: list[Any], cache_key: str | None) -> Selection:
+        return select_cases.fn(results, self.resolved, cache_key=cache_key)
+
+    def publish(self, job: PublishJob) -> PublishOutcome:
+        return publish_set.fn(job)

@@ -1,0 +1,173 @@
+"""Everything a run can check before Prefect starts: parameters, config, key, store, window,
+sources (discovered and fingerprinted) and the shard jobs.
+
+`golden run` calls ``preflight`` before booting Prefect's temporary API, so a bad config, a
+missing key, a missing source or an unusable store fails in well under two seconds with one
+message and no Prefect output; the flow calls it again as its first step (a deployment run has
+no `golden run` in front of it; the fingerprints are memoised, so the second call is cheap).
+This module never imports Prefect.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from golden_distill.datasets.sources.discovery import Discovery, Shard, discover
+from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
+from golden_distill.flows.errors import StageError, describe
+from golden_distill.flows.params import DistillParams, ResolvedRun
+from golden_distill.flows.run_key import run_key
+from golden_distill.flows.tasks.jobs import ShardJob
+from golden_distill.flows.window import resolve_window, store_watermark, window_unit
+from golden_distill.redaction.keys import ENV_VAR, resolve_key
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run checked and planned: what the flow needs before its first task."""
+
+    resolved: ResolvedRun
+    key_id: str | None  # None: the key is in a Prefect Secret block, resolved inside the flow
+    discovery: Discovery
+    jobs: list[ShardJob]
+    run_key: str | None
+
+    @property
+    def empty_window(self) -> bool:
+        """A scheduled run whose window was already read (the watermark is at its end)."""
+        r = self.resolved
+        return r.since is not None and r.since == r.until
+
+
+def validate(params: DistillParams) -> ResolvedRun:
+    try:
+        resolved = params.resolve()
+    except Exception as exc:
+        raise StageError("validate", describe(exc)) from None
+    _check_store(resolved)
+    return resolved
+
+
+def key_id(resolved: ResolvedRun, *, allow_prefect: bool) -> str | None:
+    """The pseudonym key's id (a missing key fails in `validate`); None when it can only be
+    read from a Prefect Secret block and Prefect is not available yet."""
+    red = resolved.config.redaction
+    if red.key_secret_block and not allow_prefect and not os.environ.get(ENV_VAR):
+        return None
+    try:
+        found = resolve_key(
+            secret_block=red.key_secret_block if allow_prefect else None,
+            local_key_file=red.local_key_file,
+        )
+    except Exception as exc:
+        raise StageError("validate", describe(exc)) from None
+    return found.key.key_id
+
+
+def _check_store(resolved: ResolvedRun) -> None:
+    """The store URL opens, and a local store is (or can become) a folder."""
+    try:
+        store = StoreFS(resolved.store_url, resolved.config.publish.storage_options or None)
+    except Exception as exc:
+        raise StageError("validate", f"store {resolved.store_url}: {describe(exc)}") from None
+    if store.is_local:
+        root = Path(store.root)
+        if root.exists() and not root.is_dir():
+            raise StageError("validate", f"store {root}: not a folder")
+        existing = next((p for p in (root, *root.parents) if p.exists()), None)
+        if existing is None or not os.access(existing, os.W_OK):
+            raise StageError("validate", f"store {root}: cannot be created here (not writable)")
+
+
+def with_window(resolved: ResolvedRun, scheduled_start: datetime | None) -> ResolvedRun:
+    """Fix the run's window (see flows/window.py)."""
+    params = resolved.params
+    watermark = None
+    scheduled = scheduled_start is not None and params.since is None and params.until is None
+    if scheduled and not params.rebuild:
+        try:
+            watermark = store_watermark(
+                resolved.store_url,
+                resolved.set_name,
+                resolved.config.publish.storage_options or None,
+            )
+        except Exception as exc:
+            raise StageError("validate", f"reading the watermark: {describe(exc)}") from None
+    since, until = resolve_window(
+        params.since,
+        params.until,
+        scheduled_start=scheduled_start,
+        watermark=watermark,
+        unit=window_unit(resolved.sources),
+    )
+    return dataclasses.replace(resolved, since=since, until=until)
+
+
+def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
+    """One job per shard, with its cache key and content-addressed output folder."""
+    config = resolved.config
+    window = resolved.window
+    config_sha = shard_config_sha256(config)
+    version = pipeline_version()
+    jobs = []
+    for index, shard in enumerate(shards):
+        key = None
+        if shard.fingerprint and config.run.cache_shards:
+            key = shard_cache_key(
+                fingerprint=shard.fingerprint,
+                config_sha256=config_sha,
+                version=version,
+                window=window,
+            )
+        # A cacheable shard's folder is named by its key (content-addressed, reused by reruns);
+        # an uncacheable one gets a fresh folder per run.
+        folder = key[:32] if key else f"nocache-{time.time_ns()}-{index}"
+        jobs.append(
+            ShardJob(
+                index=index,
+                shard=shard,
+                config=config,
+                out_dir=str(resolved.work_dir / "shards" / folder),
+                cache_key=key,
+                pipeline_version=version,
+                source_format=resolved.params.source_format,
+                since=window[0],
+                until=window[1],
+            )
+        )
+    return jobs
+
+
+def preflight(
+    params: DistillParams,
+    *,
+    scheduled_start: datetime | None = None,
+    allow_prefect: bool = False,
+) -> Prepared:
+    """Check and plan a run; raises ``StageError`` (stage `validate` or `discover`)."""
+    resolved = with_window(validate(params), scheduled_start)
+    kid = key_id(resolved, allow_prefect=allow_prefect)
+    if resolved.since is not None and resolved.since == resolved.until:
+        return Prepared(resolved, kid, Discovery(), [], None)
+    try:
+        found = discover(
+            resolved.sources,
+            fmt=params.source_format,
+            since=resolved.since,
+            until=resolved.until,
+            by_mtime=params.by_mtime,
+            memo=resolved.work_dir / "fingerprints.json",
+        )
+    except Exception as exc:
+        raise StageError("discover", describe(exc)) from None
+    if not found.shards:
+        raise StageError("discover", "the sources name no input in this window")
+    jobs = plan_shards(resolved, found.shards)
+    key = run_key(resolved, [job.cache_key for job in jobs], kid) if kid else None
+    return Prepared(resolved, kid, found, jobs, key)

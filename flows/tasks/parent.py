@@ -1,0 +1,116 @@
+"""The previous version of the set, as an incremental run needs it: small columns only.
+
+Reads the `latest` version file by file (batches, never the whole set at once): per case its
+id, cluster, size and record time, and its dedup signature (computed from the published,
+redacted row: pure and per row, see filters.dedup.signature), plus the published cluster table.
+Publishing later streams the carried rows again from the same files (``carried_rows``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+
+from golden_distill.datasets.reader import GoldenSet, VersionNotFound, open_set
+from golden_distill.filters.dedup.signature import signatures
+from golden_distill.flows.caching import shard_config_sha256
+from golden_distill.flows.params import ResolvedRun
+
+#: Rows read from the parent at a time (memory: one batch of whole cases).
+BATCH_ROWS = 4096
+
+
+@dataclass
+class Parent:
+    version: str
+    cases: pl.DataFrame  # case_id, cluster_id, cluster_size, recorded_at
+    signatures: pl.DataFrame | None  # SIGNATURE_SCHEMA of its cases (None: dedup off)
+    clusters: pl.DataFrame | None  # its published cluster table
+
+
+def open_parent(resolved: ResolvedRun) -> GoldenSet | None:
+    """The set's latest version, or None for a new set."""
+    try:
+        return open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@latest",
+            storage_options=resolved.config.publish.storage_options or None,
+        )
+    except (VersionNotFound, FileNotFoundError):
+        return None
+
+
+def incremental_parent(resolved: ResolvedRun) -> GoldenSet | None:
+    """The version this run grows, or None when it builds from its sources alone: no window
+    (a manual run over everything), ``--rebuild``, `selection.incremental: false`, no previous
+    version, or a previous version made with other ingest/funnel/redaction/dedup settings."""
+    config = resolved.config
+    if resolved.params.rebuild or not config.selection.incremental or resolved.until is None:
+        return None
+    parent = open_parent(resolved)
+    if parent is None:
+        return None
+    stats = parent.manifest.get("stats") or {}
+    if stats.get("shard_config_sha256") != shard_config_sha256(config):
+        return None
+    return parent
+
+
+def _batches(parent: GoldenSet, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+    for entry in parent.case_files:
+        yield from parent._open(entry, keep=False).iter_batches(BATCH_ROWS, columns=columns)
+
+
+def load_parent(parent: GoldenSet, resolved: ResolvedRun) -> Parent:
+    small = ["case_id", "cluster_id", "cluster_size", "recorded_at"]
+    frames: list[pl.DataFrame] = []
+    sigs: list[pl.DataFrame] = []
+    dedup = resolved.config.dedup
+    for batch in _batches(parent):
+        frame = pl.from_arrow(batch)
+        assert isinstance(frame, pl.DataFrame)
+        frames.append(frame.select(small))
+        if dedup.enabled:
+            sigs.append(signatures(frame, dedup))
+    clusters = parent.clusters()
+    cluster_frame = pl.from_arrow(clusters) if clusters is not None else None
+    assert cluster_frame is None or isinstance(cluster_frame, pl.DataFrame)
+    return Parent(
+        version=parent.version,
+        cases=pl.concat(frames) if frames else pl.DataFrame(schema={c: pl.String for c in small}),
+        signatures=pl.concat(sigs) if sigs else None,
+        clusters=cluster_frame,
+    )
+
+
+def carried_rows(resolved: ResolvedRun, version: str, carried: pl.DataFrame) -> Iterator[Any]:
+    """The carried cases' published rows, batch by batch, with their grown cluster sizes."""
+    try:
+        parent = open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@{version}",
+            storage_options=resolved.config.publish.storage_options or None,
+        )
+    except (VersionNotFound, FileNotFoundError):
+        return
+    sizes = carried.select(
+        "case_id", pl.col("cluster_id").alias("_cl"), pl.col("cluster_size").alias("_size")
+    )
+    ids = sizes.get_column("case_id").implode()
+    for batch in _batches(parent):
+        frame = pl.from_arrow(batch)
+        assert isinstance(frame, pl.DataFrame)
+        frame = frame.filter(pl.col("case_id").is_in(ids))
+        if frame.height:
+            yield (
+                frame.join(sizes, on="case_id", how="left")
+                .with_columns(
+                    pl.col("_cl").alias("cluster_id"),
+                    pl.col("_size").cast(pl.Int32).alias("cluster_size"),
+                )
+                .drop("_cl", "_size")
+            )
