@@ -177,8 +177,8 @@ def score_cases(
 ) -> pl.DataFrame:
     """Every funnel over every case, no quotas: one small row per case with case_id,
     tenant_id, signature (hash of the tool sequence), n_steps, in_<funnel> (bool), candidate,
-    status (selected | no_funnel | gate:<reason>; ``decide_selection`` turns the candidates
-    the quotas cut into quota:<reason>),
+    status (selected | no_funnel | gate:<reason>; ``filters.selection.choose`` turns the
+    candidates dedup and the quotas leave out into dedup:<how> / quota:<reason>),
     funnels, funnel_reasons (JSON text {funnel: reason}), value_score.
 
     ``details`` adds tools and systems (lists), why_<funnel> (reason, or a gate's refusal code)

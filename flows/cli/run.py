@@ -81,7 +81,7 @@ class _Display:
                 note += f" ({self.cached} shard(s) from cache)"
             self.progress.update(self.task_id, completed=data["done"], note=note)
         elif event == "selected":
-            self.progress.console.print(f"after quotas and dedup: {data['selected']:,} cases")
+            self.progress.console.print(f"after dedup and quotas: {data['selected']:,} cases")
         elif event == "redact_done":
             if self.redact_id is None:
                 self.redact_id = self.progress.add_task("redact", total=data["total"], note="")
