@@ -221,6 +221,7 @@ def _after_publish(resolved: ResolvedRun, outcome: Any, logger: Any) -> None:
         report=outcome.report_path,
         reused=outcome.reused,
         why=outcome.why,
+        quarantined=(outcome.stats or {}).get("quarantined") or {},
     )
     if outcome.reused:
         logger.info(

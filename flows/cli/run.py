@@ -12,6 +12,8 @@ from typing import Annotated, Any
 
 import typer
 
+from golden_distill.datasets.quarantine import quarantine_hint
+
 HELP = """Run the whole pipeline once: read -> funnels -> quotas + dedup -> redact -> publish.
 
 Runs the `distill` Prefect flow in this process against a temporary local Prefect API (nothing
@@ -91,6 +93,14 @@ class _Display:
             )
         elif event == "published":
             self.published = data
+            quarantined = data.get("quarantined") or {}
+            if quarantined and not data.get("reused"):
+                counts = "; ".join(f"{k} {v:,}" for k, v in sorted(quarantined.items()))
+                self.progress.console.print(f"quarantined while reading: {counts}")
+                for reason in sorted(quarantined):
+                    hint = quarantine_hint(reason)
+                    if hint:
+                        self.progress.console.print(f"  hint ({reason}): {hint}")
 
     def stop(self) -> None:
         self.progress.stop()
