@@ -37,15 +37,20 @@ def _ingest(recordings: str, out: str, queue: Any) -> None:
 
 def _funnels(cases_dir: str, queue: Any) -> None:
     from golden_distill.filters.config import FunnelsConfig
-    from golden_distill.filters.runner import select
+    from golden_distill.filters.dedup.config import DedupConfig
+    from golden_distill.filters.runner import score_cases
+    from golden_distill.filters.selection import choose
+    from golden_distill.filters.selection_stats import selection_stats
 
     cfg = FunnelsConfig()
     cfg.quotas.per_tenant_max = 0.2
     cfg.quotas.per_funnel_max = {"human_handoff": 50_000}
     started = time.perf_counter()
-    result = select(cases_dir, cfg, with_table=False)
-    queue.put({"seconds": time.perf_counter() - started, "cases": result.stats["cases"],
-               "selected": result.stats["selected"], "rss_mb": rss_mb()})  # fmt: skip
+    # the flow's funnel stage: scores, then quotas over the candidates (dedup timed apart)
+    decisions = choose(score_cases(cases_dir, cfg), None, cfg, DedupConfig(enabled=False))
+    stats = selection_stats(decisions.decisions, cfg)
+    queue.put({"seconds": time.perf_counter() - started, "cases": stats["cases"],
+               "selected": stats["selected"], "rss_mb": rss_mb()})  # fmt: skip
 
 
 def main() -> None:

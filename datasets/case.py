@@ -126,6 +126,8 @@ class Case:
     cluster_id: str | None = None
     cluster_size: int | None = None
     redaction: str | None = None  # JSON text
+    split: str | None = None  # dev | regression | holdout
+    trust: str | None = None  # unconfirmed | oracle | human
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Self:
@@ -159,6 +161,6 @@ class Case:
         if not pipeline_fields:
             for name in ("funnels", "funnel_reasons", "value_score", "cluster_id"):
                 row.pop(name)
-            for name in ("cluster_size", "redaction"):
+            for name in ("cluster_size", "redaction", "split", "trust"):
                 row.pop(name)
         return row

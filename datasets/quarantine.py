@@ -106,3 +106,20 @@ def read_quarantine(path: Path) -> list[dict[str, Any]]:
         return []
     with path.open("rb") as fh:
         return [orjson.loads(line) for line in fh if line.strip()]
+
+
+#: Quarantine reasons a setting can turn into read cases: reason -> what to change. Summaries
+#: (`golden ingest`, `golden preview`, the run report) print it next to the count, so a whole
+#: family of records quarantined for a known, fixable reason says how to keep it.
+QUARANTINE_HINTS: dict[str, str] = {
+    "malformed_arguments": (
+        "tool arguments that are not JSON; set ingest.malformed_arguments: python_literal to "
+        "read Python-literal arguments ({'thought': ...}) with ast.literal_eval, or "
+        "keep_as_string to keep the text"
+    ),
+}
+
+
+def quarantine_hint(reason: str) -> str | None:
+    """The setting that would keep records quarantined for ``reason``, if there is one."""
+    return QUARANTINE_HINTS.get(reason)

@@ -177,20 +177,25 @@ class GoldenSet:
             self._parquet[name] = parquet
         return parquet
 
-    def read_table(self, funnel: str | None = None) -> pa.Table:
-        """All cases (optionally of one funnel) as one Arrow table, every file verified."""
+    def read_table(self, funnel: str | None = None, split: str | None = None) -> pa.Table:
+        """All cases (optionally of one funnel and/or one split: dev, regression, holdout) as
+        one Arrow table, every file verified."""
         tables = [
-            conform_table(_in_funnel(self._open(e, keep=False).read(), funnel), GOLDEN_SCHEMA)
+            _in_split(
+                conform_table(_in_funnel(self._open(e, keep=False).read(), funnel), GOLDEN_SCHEMA),
+                split,
+            )
             for e in self.case_files
         ]
         return pa.concat_tables(tables) if tables else GOLDEN_SCHEMA.empty_table()
 
-    def cases(self, funnel: str | None = None) -> Iterator[ReplayCase]:
-        """Cases in case_id order, optionally only those in ``funnel``."""
+    def cases(self, funnel: str | None = None, split: str | None = None) -> Iterator[ReplayCase]:
+        """Cases in case_id order, optionally only those in ``funnel`` and/or ``split``."""
         for entry in self.case_files:
             parquet = self._open(entry, keep=False)
             for group in range(parquet.num_row_groups):
-                table = _in_funnel(parquet.read_row_group(group), funnel)  # 1.0: no `expected`
+                # a 1.0 file has no `expected`: Case.from_row reads absent fields as null
+                table = _in_split(_in_funnel(parquet.read_row_group(group), funnel), split)
                 for row in table.to_pylist():
                     yield ReplayCase(Case.from_row(row), self.volatile_keys)
 
@@ -253,6 +258,15 @@ def _in_funnel(table: pa.Table, funnel: str | None) -> pa.Table:
     hits = pc.equal(pc.list_flatten(funnels), funnel)
     parents = pc.filter(pc.list_parent_indices(funnels), hits)
     return table.take(pc.unique(parents))
+
+
+def _in_split(table: pa.Table, split: str | None) -> pa.Table:
+    """Rows of one split; a version published before splits existed has none to match."""
+    if split is None:
+        return table
+    if "split" not in table.column_names:
+        return table.slice(0, 0)
+    return table.filter(pc.equal(table.column("split"), split))
 
 
 def open_set(

@@ -19,7 +19,7 @@ import hashlib
 import pyarrow as pa
 
 #: Bump on any incompatible change to the field list or types; manifests record it.
-SCHEMA_VERSION = "1.1"  # 1.1: `expected` (readers of 1.0 read it as null)
+SCHEMA_VERSION = "1.1"  # 1.1: `expected`, `split` and `trust` (readers of 1.0 read them as null)
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 
@@ -146,11 +146,13 @@ PIPELINE_FIELDS: list[pa.Field] = [
     pa.field("cluster_id", pa.string()),
     pa.field("cluster_size", pa.int32()),
     pa.field("redaction", pa.string()),  # JSON text: {entity_type: count}, never values
+    pa.field("split", pa.string()),  # dev | regression | holdout (by cluster, sticky)
+    pa.field("trust", pa.string()),  # unconfirmed | oracle | human (filters/trust.py)
 ]
 
 #: Fields added after schema 1.0, by the version that added them: files written before may lack
 #: them, and readers take a missing one as null.
-ADDED_FIELDS: dict[str, str] = {"expected": "1.1"}
+ADDED_FIELDS: dict[str, str] = {"expected": "1.1", "split": "1.1", "trust": "1.1"}
 
 CASE_SCHEMA = pa.schema(CASE_FIELDS, metadata={"golden_distill.schema_version": SCHEMA_VERSION})
 GOLDEN_SCHEMA = pa.schema(

@@ -16,24 +16,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from golden_distill.filters.config import FunnelsConfig
+from golden_distill.filters.inputs import INPUT_COLUMNS, OUTCOME_FIELDS, SHARED_STEP_FIELDS
+from golden_distill.filters.registry import all_funnels
 
 Source = pl.DataFrame | pl.LazyFrame | str | Path | Sequence[str | Path]
 
-#: Columns of CASE_SCHEMA the funnels read (top level).
-INPUT_COLUMNS = ("case_id", "tenant_id", "intent", "steps", "outcome")
-_STEP_FIELDS = ("seq", "kind", "name", "status", "is_mutating", "system")
-_OUTCOME_FIELDS = ("status", "final_state", "reward", "handoff", "low_confidence")
-
 
 def leaf_columns(*configs: FunnelsConfig) -> list[str]:
-    """The Parquet leaf paths the funnels need under any of ``configs``."""
-    amount_fields = sorted({f for c in configs for f in c.high_value_mutating.amount_in})
-    step_fields = [*_STEP_FIELDS, *amount_fields]
+    """The Parquet leaf paths the funnels need under any of ``configs`` (the shared fields plus
+    the step fields each funnel declares)."""
+    declared = {f for c in configs for funnel in all_funnels(c) for f in funnel.step_fields()}
+    step_fields = [*SHARED_STEP_FIELDS, *sorted(declared - set(SHARED_STEP_FIELDS))]
     return [
         "case_id",
         "tenant_id",
         "intent.confidence",
-        *(f"outcome.{f}" for f in _OUTCOME_FIELDS),
+        *(f"outcome.{f}" for f in OUTCOME_FIELDS),
         *(f"steps.list.element.{f}" for f in step_fields),
     ]
 

@@ -5,21 +5,43 @@ per-case figures (write calls, systems, largest amount, recovered failures...) a
 them into membership, a human-readable reason and a contribution to ``value_score``. Reasons are
 built from counts, tool names, systems and numbers only, never from record text.
 
-Adding a funnel = one file with one ``Funnel`` subclass + one test file + one registry line.
+Adding a funnel = one file (its ``Funnel`` subclass and its config model) + one test file + one
+registry line: the ``funnels:`` config section, the columns read and batch-wide figures all come
+from the funnel classes.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import polars as pl
 
-from golden_distill.filters.config import FunnelsConfig
+from golden_distill.datasets.config_model import StrictModel
 from golden_distill.filters.inputs import FunnelInputs
+
+if TYPE_CHECKING:
+    from golden_distill.filters.config import FunnelsConfig
 
 #: Columns ``decide`` must return (one row per case it scored).
 RESULT_COLUMNS = ("case_id", "member", "reason", "contribution")
+
+
+@dataclass(frozen=True, slots=True)
+class BatchFigure:
+    """A figure over the *whole* batch (every shard) that a funnel compares each case with, such
+    as a percentile of run lengths. The runner computes it once from the per-case ``column`` of
+    ``score_cases`` output (``compute(values, config)``, None when the config does not use it).
+    A shard scored before the figure is known uses ``permissive`` instead, a value that lets
+    every case pass the criterion, so its candidates are a superset; the global step then
+    re-scores those candidates with the real figure (``runner.rescore``)."""
+
+    name: str
+    column: str
+    compute: Callable[[pl.Series, FunnelsConfig], float | None]
+    permissive: float
 
 
 class Funnel(ABC):
@@ -28,14 +50,36 @@ class Funnel(ABC):
 
     name: ClassVar[str]
     role: ClassVar[Literal["select", "gate"]] = "select"
+    #: The funnel's config section (``funnels.<name>`` in YAML); the registry builds the
+    #: ``funnels:`` model from every funnel's, so a new funnel brings its own settings.
+    config_model: ClassVar[type[StrictModel]]
+    #: One line describing the section (``golden config schema`` shows it).
+    summary: ClassVar[str] = ""
+    #: Batch-wide figures this funnel compares cases with (see BatchFigure).
+    figures: ClassVar[tuple[BatchFigure, ...]] = ()
 
     def __init__(self, config: FunnelsConfig) -> None:
         self.config = config
 
+    def step_fields(self) -> tuple[str, ...]:
+        """Fields of CASE_SCHEMA ``steps`` this funnel reads beyond the shared ones (seq, kind,
+        name, status, is_mutating, system), under its config: the runner reads only these
+        Parquet leaves."""
+        return ()
+
+    def prepare_steps(self, steps: pl.DataFrame) -> pl.DataFrame:
+        """Add this funnel's columns to the shared steps frame (built once per batch, before any
+        funnel scores; every registered funnel, enabled or not, so columns always exist)."""
+        return steps
+
+    @property
+    def section(self) -> StrictModel:
+        """This funnel's config section."""
+        return getattr(self.config, self.name)
+
     @property
     def enabled(self) -> bool:
-        section = getattr(self.config, self.name)
-        return bool(getattr(section, "enabled", True))
+        return bool(getattr(self.section, "enabled", True))
 
     @abstractmethod
     def score(self, inputs: FunnelInputs) -> pl.LazyFrame:
@@ -73,3 +117,11 @@ def format_number(value: float) -> str:
     if float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def known_values(values: list[str], allowed: tuple[str, ...], what: str) -> list[str]:
+    """``values`` when every one is in ``allowed``; a readable error otherwise (validators)."""
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise ValueError(f"unknown {what} {bad}; known: {', '.join(allowed)}")
+    return values

@@ -13,13 +13,43 @@ from __future__ import annotations
 from typing import ClassVar
 
 import polars as pl
+from pydantic import Field
 
+from golden_distill.datasets.config_model import StrictModel
 from golden_distill.filters.funnel import Funnel, format_number
 from golden_distill.filters.inputs import FunnelInputs
+
+DEFAULT_HANDOFF_TOOLS = ["transfer_to_human_agents", "handoff_to_human", "escalate_to_human"]
+
+
+class HumanHandoffConfig(StrictModel):
+    """The agent handed the run to a human, or was unsure of itself."""
+
+    enabled: bool = Field(True, description="Run this funnel.")
+    weight: float = Field(
+        1.0, ge=0, description="Multiplies this funnel's contribution to value_score."
+    )
+    handoff_tools: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_HANDOFF_TOOLS),
+        description="Tool names that hand the run to a human (any status).",
+    )
+    handoff_step_kind: bool = Field(True, description="A step of kind `handoff` triggers.")
+    outcome_handoff: bool = Field(True, description="outcome.handoff = true triggers.")
+    min_intent_confidence: float | None = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="intent.confidence below this triggers. null disables.",
+    )
+    low_confidence_flag: bool = Field(
+        True, description="outcome.low_confidence = true (the agent's own flag) triggers."
+    )
 
 
 class HumanHandoffFunnel(Funnel):
     name: ClassVar[str] = "human_handoff"
+    config_model = HumanHandoffConfig
+    summary = "Hand-offs and low-confidence runs."
 
     def score(self, inputs: FunnelInputs) -> pl.LazyFrame:
         cfg = self.config.human_handoff

@@ -8,14 +8,15 @@ those frames by case. Built once per batch, shared by all funnels.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from golden_distill.datasets.sources.tool_catalogue import system_from_prefix
-from golden_distill.filters.case_source import INPUT_COLUMNS
-from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.json_paths import max_number_expr
+if TYPE_CHECKING:
+    from golden_distill.filters.config import FunnelsConfig
+    from golden_distill.filters.funnel import Funnel
 
 #: Seed of the signature hash (equality only, so any fixed value; never a selection tie-break).
 SIGNATURE_SEED = 0x5EED
@@ -38,20 +39,12 @@ class FunnelInputs:
     batch: dict[str, float] = field(default_factory=dict)
 
 
-def system_for_name(name: str, cfg: FunnelsConfig) -> str | None:
-    """The system a tool name maps to: tool_systems, else the first matching prefix."""
-    hv = cfg.high_value_mutating
-    if name in hv.tool_systems:
-        return hv.tool_systems[name]
-    return system_from_prefix(name, hv.system_prefixes)
-
-
-def resolved_system(names: pl.Series, cfg: FunnelsConfig) -> pl.Expr:
-    """steps.system, else the tool_systems map, else the tool-name prefix map. Tool names are
-    few, so the maps run once per distinct name and the steps get a hash lookup."""
-    mapping = {n: system_for_name(n, cfg) for n in names.unique().drop_nulls().to_list()}
-    mapped = pl.col("name").replace_strict(mapping, default=None, return_dtype=pl.String)
-    return pl.coalesce(pl.col("system"), mapped)
+#: Columns of CASE_SCHEMA the funnels read (top level).
+INPUT_COLUMNS = ("case_id", "tenant_id", "intent", "steps", "outcome")
+#: Step fields every funnel may read; a funnel adds its own with ``Funnel.step_fields``.
+SHARED_STEP_FIELDS = ("seq", "kind", "name", "status", "is_mutating", "system")
+#: Outcome fields in ``cases`` (as ``out_<field>``).
+OUTCOME_FIELDS = ("status", "final_state", "reward", "handoff", "low_confidence")
 
 
 def build_inputs(
@@ -59,13 +52,18 @@ def build_inputs(
     cfg: FunnelsConfig,
     batch_figures: dict[str, float],
     *,
+    funnels: Sequence[Funnel],
     details: bool = False,
 ) -> FunnelInputs:
     """Flatten one batch of CASE_SCHEMA rows (at least INPUT_COLUMNS) into FunnelInputs.
 
-    Eager on purpose: both frames are read by every funnel, so they are built once. ``details``
+    Eager on purpose: both frames are read by every funnel, so they are built once. The steps
+    frame holds the shared step fields plus the fields ``funnels`` declare, which each funnel's
+    ``prepare_steps`` turns into its own columns (then the raw fields are dropped). ``details``
     adds per-case ``tools`` and ``systems`` lists (for preview breakdowns)."""
-    hv = cfg.high_value_mutating
+    extra = sorted(
+        {f for funnel in funnels for f in funnel.step_fields()} - set(SHARED_STEP_FIELDS)
+    )
     ordered = batch.select(INPUT_COLUMNS).with_columns(
         pl.col("steps").list.eval(pl.element().sort_by(pl.element().struct.field("seq")))
     )
@@ -76,23 +74,11 @@ def build_inputs(
         )
         .explode(["steps", "pos"])
         .filter(pl.col("pos").is_not_null())
-        .select(
-            "case_id",
-            "pos",
-            *(step(f) for f in ("seq", "kind", "name", "status", "is_mutating", "system")),
-            *(
-                pl.when(step("is_mutating").fill_null(False)).then(step(f)).alias(f"_{f}")
-                for f in hv.amount_in
-            ),
-        )
+        .select("case_id", "pos", *(step(f) for f in (*SHARED_STEP_FIELDS, *extra)))
     )
-    steps = steps.with_columns(system=resolved_system(steps["name"], cfg))
-    if hv.enabled and hv.amount_threshold is not None and hv.amount_paths:
-        amounts = [max_number_expr(f"_{f}", hv.amount_paths) for f in hv.amount_in]
-        steps = steps.with_columns(amount=pl.max_horizontal(amounts))
-    else:
-        steps = steps.with_columns(amount=pl.lit(None, dtype=pl.Float64))
-    steps = steps.drop([f"_{f}" for f in hv.amount_in])
+    for funnel in funnels:
+        steps = funnel.prepare_steps(steps)
+    steps = steps.drop(extra)
 
     calls = pl.element().filter(pl.element().struct.field("kind") != "model")
     outcome = pl.col("outcome").struct.field

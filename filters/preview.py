@@ -1,6 +1,6 @@
-"""What `golden preview` reports: counts per funnel, overlaps, breakdowns, quota cuts, examples,
-and the difference between two configs. Pure functions over ``score_cases``/``decide_selection``
-output, no I/O.
+"""What `golden preview` reports: counts per funnel, overlaps, breakdowns, dedup and quota cuts,
+borderline merges, examples, and the difference between two configs. Pure functions over the
+decisions of ``filters.selection.choose`` (the flow's own selection), no I/O.
 
 Privacy: the report holds case ids, tenant ids, system and tool names, counts and funnel reasons.
 Reasons are built by the funnels from counts, tool names, systems and numbers, never from record
@@ -16,6 +16,9 @@ from typing import Any
 import polars as pl
 
 from golden_distill.filters.config import FunnelsConfig
+from golden_distill.filters.dedup.borderline import borderline_members
+from golden_distill.filters.dedup.config import DedupConfig
+from golden_distill.filters.quotas import shares
 from golden_distill.filters.registry import build_funnels
 from golden_distill.filters.runner import SELECTED
 from golden_distill.filters.selection_stats import selection_stats
@@ -71,14 +74,35 @@ def _examples(decisions: pl.DataFrame, selects: list[str], k: int) -> dict[str, 
     return out
 
 
-def preview_report(
-    decisions: pl.DataFrame, config: FunnelsConfig, *, examples: int = 3
+def _dedup_section(
+    decisions: pl.DataFrame, clusters: pl.DataFrame | None, dedup: DedupConfig | None
 ) -> dict[str, Any]:
-    """The preview of one config over decided cases (``decide_selection`` over
+    """Clusters among the candidates, cases dedup removed, borderline merges (ids only)."""
+    removed = decisions.filter(pl.col("status").str.starts_with("dedup:")).height
+    if clusters is None or dedup is None:
+        return {"enabled": False, "removed": removed, "clusters": 0, "borderline": []}
+    return {
+        "enabled": True,
+        "clusters": int((clusters.get_column("rank") == 0).sum()),
+        "removed": removed,
+        "borderline": borderline_members(clusters, dedup).head(TOP).to_dicts(),
+    }
+
+
+def preview_report(
+    decisions: pl.DataFrame,
+    config: FunnelsConfig,
+    *,
+    examples: int = 3,
+    clusters: pl.DataFrame | None = None,
+    dedup: DedupConfig | None = None,
+) -> dict[str, Any]:
+    """The preview of one config over decided cases (``filters.selection.choose`` over
     ``score_cases(..., details=True)``, which has the tools and systems lists)."""
     selects, _ = _names(config)
     stats = selection_stats(decisions, config)
     candidates = decisions.filter(pl.col("candidate"))
+    kept = decisions.filter(pl.col("status") == SELECTED)
     return {
         "cases": stats["cases"],
         "candidates": stats["candidates"],
@@ -99,6 +123,8 @@ def preview_report(
         "by_system": _breakdown(decisions, "systems", listed=True),
         "by_tool": _breakdown(decisions, "tools", listed=True),
         "examples": _examples(decisions, selects, examples),
+        "dedup": _dedup_section(decisions, clusters, dedup),
+        "shares": shares(kept, config.quotas, selects),
     }
 
 
@@ -137,18 +163,46 @@ def _moves(joined: pl.DataFrame, mask: pl.Expr, k: int, selecting: str) -> dict[
     }
 
 
+def _cluster_changes(joined: pl.DataFrame) -> dict[str, Any]:
+    """Among cases selected under both configs: how many now stand for a cluster of another
+    size (merged with more or fewer runs), with a few examples."""
+    both = joined.filter(
+        (pl.col("status_config") == SELECTED) & (pl.col("status_against") == SELECTED)
+    )
+    moved = both.filter(
+        pl.col("cluster_size_config").fill_null(1) != pl.col("cluster_size_against").fill_null(1)
+    ).sort("case_id")
+    return {
+        "selected_in_both": both.height,
+        "cluster_size_changed": moved.height,
+        "examples": [
+            {
+                "case_id": r["case_id"],
+                "cluster_size_config": r["cluster_size_config"],
+                "cluster_size_against": r["cluster_size_against"],
+            }
+            for r in moved.head(TOP).iter_rows(named=True)
+        ],
+    }
+
+
 def diff_report(
     config: pl.DataFrame,
     against: pl.DataFrame,
-    config_cfg: FunnelsConfig,
-    against_cfg: FunnelsConfig,
+    config_cfg: Any,
+    against_cfg: Any,
     *,
     examples: int = 5,
 ) -> dict[str, Any]:
     """Cases entering (selected under ``config`` only) and leaving (selected under ``against``
     only), with why: their status under the other config and their reasons under the one that
-    selects them; funnel membership gained/lost; the config keys that differ."""
-    cols = ["case_id", "status", "funnels", "funnel_reasons"]
+    selects them; funnel membership gained/lost; cluster changes; every config key that differs.
+    ``config_cfg``/``against_cfg``: whole pipeline configs (or funnel sections)."""
+    config, against = (
+        f if "cluster_size" in f.columns else f.with_columns(cluster_size=pl.lit(None, pl.Int32))
+        for f in (config, against)
+    )
+    cols = ["case_id", "status", "funnels", "funnel_reasons", "cluster_size"]
     joined = (
         config.select(cols)
         .join(against.select(cols), on="case_id", how="full", suffix="_against", coalesce=True)
@@ -157,8 +211,11 @@ def diff_report(
     )
     sel_a = pl.col("status_config") == SELECTED
     sel_b = pl.col("status_against") == SELECTED
+    funnels_a = getattr(config_cfg, "funnels", config_cfg)
+    funnels_b = getattr(against_cfg, "funnels", against_cfg)
+    prefix = "funnels." if funnels_a is config_cfg else ""
     membership = {}
-    for name in sorted(set(_names(config_cfg)[1]) | set(_names(against_cfg)[1])):
+    for name in sorted(set(_names(funnels_a)[1]) | set(_names(funnels_b)[1])):
         in_a = pl.col("funnels_config").list.contains(name).fill_null(False)
         in_b = pl.col("funnels_against").list.contains(name).fill_null(False)
         membership[name] = {
@@ -174,7 +231,8 @@ def diff_report(
         "entering": _moves(joined, sel_a & ~sel_b, examples, "config"),
         "leaving": _moves(joined, sel_b & ~sel_a, examples, "against"),
         "membership_changes": membership,
+        "cluster_changes": _cluster_changes(joined),
         "config_changes": config_changes(
-            config_cfg.model_dump(), against_cfg.model_dump(), "funnels."
+            config_cfg.model_dump(mode="json"), against_cfg.model_dump(mode="json"), prefix
         ),
     }

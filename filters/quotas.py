@@ -8,9 +8,16 @@ signature's best case comes before any signature's second best, so caps cut comm
 and rare paths survive. Without stratification the order is simply (value_score desc, hash).
 
 Caps then walk that order, each only over what earlier caps kept: per-funnel maximums (a kept case
-counts toward every funnel it carries; funnels in registry order), the per-tenant cap (absolute,
-or a fraction of what the funnel caps left), then ``max_cases``. Each cut case records why in
-``quota_cut`` (``funnel_max:<name>``, ``tenant_max``, ``max_cases``); kept cases have null.
+counts toward every funnel it carries; funnels in registry order), the per-tenant cap, then
+``max_cases``. Each cut case records why in ``quota_cut`` (``funnel_max:<name>``, ``tenant_max``,
+``max_cases``); kept cases have null.
+
+A cap given as a fraction in (0, 1) is a fraction of the *final* set (what is published, after
+dedup: the flow applies quotas to cluster representatives). The final size ``N`` depends on the
+caps and the caps on ``N``, so ``N`` is the largest size the caps allow: starting from every
+candidate, ``N`` becomes the number the caps (taken as fractions of ``N``) keep, until it stops
+shrinking. Kept(N) grows with N, so this reaches the greatest fixed point, and then every
+fraction holds of the published set exactly (cap = max(1, floor(fraction x N))).
 """
 
 from __future__ import annotations
@@ -25,6 +32,9 @@ from golden_distill.filters.config import QuotasConfig
 FUNNEL_MAX = "funnel_max:{}"
 TENANT_MAX = "tenant_max"
 MAX_CASES = "max_cases"
+#: A case past the final size the fractional caps allow: keeping it would have let some capped
+#: tenant or funnel exceed its fraction of the published set.
+FRACTIONS = "fraction_of_final_set"
 
 
 def tiebreak_hash(case_ids: pl.Series, seed: int) -> pl.Series:
@@ -70,13 +80,40 @@ def _cut(
     )
 
 
-def tenant_cap(cfg: QuotasConfig, kept_so_far: int) -> int | None:
-    """The absolute per-tenant cap: the configured number, or the fraction of ``kept_so_far``."""
-    if cfg.per_tenant_max is None:
+def absolute_cap(cap: float | None, final_size: int) -> int | None:
+    """A configured cap as a number of cases: whole numbers as they are, a fraction in (0, 1)
+    of ``final_size`` (at least 1)."""
+    if cap is None:
         return None
-    if cfg.per_tenant_max >= 1:
-        return int(cfg.per_tenant_max)
-    return max(1, math.floor(cfg.per_tenant_max * kept_so_far))
+    if cap == 0 or cap >= 1:
+        return int(cap)
+    return max(1, math.floor(cap * final_size))
+
+
+def _capped(
+    frame: pl.DataFrame, cfg: QuotasConfig, funnel_order: list[str], size: int
+) -> pl.DataFrame:
+    """Every cap, with fractions taken of a final set of ``size`` cases."""
+    frame = frame.with_columns(quota_cut=pl.lit(None, dtype=pl.String))
+    for name in funnel_order:
+        cap = absolute_cap(cfg.per_funnel_max.get(name), size)
+        if cap is not None:
+            frame = _cut(frame, pl.col("funnels").list.contains(name), cap, FUNNEL_MAX.format(name))
+    per_tenant = absolute_cap(cfg.per_tenant_max, size)
+    if per_tenant is not None:
+        frame = _cut(frame, pl.lit(True), per_tenant, TENANT_MAX, over="tenant_id")
+    reason = MAX_CASES if cfg.max_cases is not None and size >= cfg.max_cases else FRACTIONS
+    return _cut(frame, pl.lit(True), size, reason)
+
+
+def _has_fractions(cfg: QuotasConfig) -> bool:
+    caps = [cfg.per_tenant_max, *cfg.per_funnel_max.values()]
+    return any(c is not None and 0 < c < 1 for c in caps)
+
+
+#: Fixed-point rounds before giving up on shrinking further (each round is one vectorised pass;
+#: real configs settle in a handful).
+MAX_ROUNDS = 200
 
 
 def apply_quotas(
@@ -84,17 +121,36 @@ def apply_quotas(
 ) -> pl.DataFrame:
     """``candidates`` (case_id, tenant_id, signature, value_score, funnels) in priority order
     with ``priority`` and ``quota_cut`` (null = kept). Quotas disabled: everything kept."""
-    frame = priority_order(candidates, cfg).with_columns(quota_cut=pl.lit(None, dtype=pl.String))
+    frame = priority_order(candidates, cfg)
     if not cfg.enabled:
-        return frame
+        return frame.with_columns(quota_cut=pl.lit(None, dtype=pl.String))
+    size = frame.height if cfg.max_cases is None else min(frame.height, cfg.max_cases)
+    result = _capped(frame, cfg, funnel_order, size)
+    for _ in range(MAX_ROUNDS if _has_fractions(cfg) else 0):
+        kept = int(result["quota_cut"].is_null().sum())
+        if kept >= size:
+            break
+        size = kept
+        result = _capped(frame, cfg, funnel_order, size)
+    return result
+
+
+def shares(kept: pl.DataFrame, cfg: QuotasConfig, funnel_order: list[str]) -> dict[str, dict]:
+    """Each tenant's and funnel's share of the kept set against its cap (for the report):
+    ``{"tenant": {t: {count, share, cap}}, "funnel": {f: {count, share, cap}}}``; ``cap`` is the
+    configured value (a fraction or an absolute number) or null."""
+    total = kept.height
+    out: dict[str, dict] = {"tenant": {}, "funnel": {}}
+    if total == 0:
+        return out
+    tenants = kept.group_by("tenant_id").len().sort(["len", "tenant_id"], descending=[True, False])
+    for tenant, count in tenants.iter_rows():
+        out["tenant"][str(tenant)] = {
+            "count": int(count), "share": round(count / total, 4), "cap": cfg.per_tenant_max
+        }  # fmt: skip
     for name in funnel_order:
-        cap = cfg.per_funnel_max.get(name)
-        if cap is not None:
-            frame = _cut(frame, pl.col("funnels").list.contains(name), cap, FUNNEL_MAX.format(name))
-    kept = int(frame["quota_cut"].is_null().sum())
-    per_tenant = tenant_cap(cfg, kept)
-    if per_tenant is not None:
-        frame = _cut(frame, pl.lit(True), per_tenant, TENANT_MAX, over="tenant_id")
-    if cfg.max_cases is not None:
-        frame = _cut(frame, pl.lit(True), cfg.max_cases, MAX_CASES)
-    return frame
+        count = int(kept.select(pl.col("funnels").list.contains(name).sum()).item() or 0)
+        out["funnel"][name] = {
+            "count": count, "share": round(count / total, 4), "cap": cfg.per_funnel_max.get(name)
+        }  # fmt: skip
+    return out

@@ -15,13 +15,73 @@ from __future__ import annotations
 from typing import ClassVar
 
 import polars as pl
+from pydantic import Field, field_validator
 
-from golden_distill.filters.funnel import Funnel, plural
+from golden_distill.datasets.config_model import StrictModel
+from golden_distill.datasets.schema import STEP_KINDS, STEP_STATUSES
+from golden_distill.filters.funnel import Funnel, known_values, plural
 from golden_distill.filters.inputs import FunnelInputs
+
+DEFAULT_ALTERNATIVES = {"erp_get_order": ["erp_search_orders"]}
+
+
+class RecoveryConfig(StrictModel):
+    """A failed call, then a successful retry (or alternative) within M steps, and a good end."""
+
+    enabled: bool = Field(True, description="Run this funnel.")
+    weight: float = Field(
+        1.0, ge=0, description="Multiplies this funnel's contribution to value_score."
+    )
+    failure_statuses: list[str] = Field(
+        default_factory=lambda: ["error", "timeout"],
+        min_length=1,
+        description="Step statuses that count as a failed call.",
+    )
+    step_kinds: list[str] = Field(
+        default_factory=lambda: ["tool"],
+        min_length=1,
+        description="Step kinds considered (failures and recoveries); model steps are not calls.",
+    )
+    recover_within_steps: int = Field(
+        3,
+        ge=1,
+        le=1000,
+        description="The successful call must come at most this many steps "
+        "after the failure (positions in seq order among all the run's steps).",
+    )
+    alternatives: dict[str, list[str]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in DEFAULT_ALTERNATIVES.items()},
+        description="Failed tool -> other tools whose success also counts as recovering it.",
+    )
+    bad_end_statuses: list[str] = Field(
+        default_factory=lambda: ["failed", "abandoned", "error"],
+        description="outcome.status values (case-insensitive) that are not a good end.",
+    )
+    bad_final_state_suffixes: list[str] = Field(
+        default_factory=lambda: ["_FAILED"],
+        description="An outcome.final_state ending in one of these is not a good end.",
+    )
+    good_reward_above: float | None = Field(
+        0.0,
+        description="When the run has a reward, a good end needs reward > this; a missing "
+        "reward is fine. null ignores rewards.",
+    )
+
+    @field_validator("failure_statuses")
+    @classmethod
+    def _statuses(cls, values: list[str]) -> list[str]:
+        return known_values(values, STEP_STATUSES, "step status(es)")
+
+    @field_validator("step_kinds")
+    @classmethod
+    def _kinds(cls, values: list[str]) -> list[str]:
+        return known_values(values, STEP_KINDS, "step kind(s)")
 
 
 class RecoveryFunnel(Funnel):
     name: ClassVar[str] = "recovery"
+    config_model = RecoveryConfig
+    summary = "Runs that recovered from a failed call."
 
     def _alternatives(self) -> pl.LazyFrame:
         pairs = [

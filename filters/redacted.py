@@ -13,10 +13,22 @@ from __future__ import annotations
 from typing import ClassVar
 
 import polars as pl
+from pydantic import Field
 
+from golden_distill.datasets.config_model import StrictModel
 from golden_distill.datasets.tenant_opt_out import OPTED_OUT, TenantOptOut
 from golden_distill.filters.funnel import Funnel
 from golden_distill.filters.inputs import FunnelInputs
+
+
+class RedactedConfig(StrictModel):
+    """The compliance gate every published case passes. Runs last; the redaction step later
+    ANDs in its scrub-and-verify result."""
+
+    opt_out_tenants: list[str] = Field(
+        default_factory=list, description="Tenants whose runs are never selected or published."
+    )
+
 
 PASS_REASON = "tenant not opted out"
 
@@ -24,6 +36,8 @@ PASS_REASON = "tenant not opted out"
 class RedactedGate(Funnel):
     name: ClassVar[str] = "redacted"
     role = "gate"
+    config_model = RedactedConfig
+    summary = "The compliance gate (tenant opt-outs)."
 
     def score(self, inputs: FunnelInputs) -> pl.LazyFrame:
         rule = TenantOptOut.of(self.config.redacted.opt_out_tenants)

@@ -1,11 +1,10 @@
 """Run every funnel over a batch of cases, then the quotas: the funnel stage of the pipeline.
 
-The flow calls the two phases separately: ``score_cases`` per shard (batch by batch, bounded
-memory: only case_id, tenant_id, intent, steps and outcome are read) into one small *decisions*
-row per case, then ``decide_selection`` once over every shard's decisions (quotas need the whole
-batch: caps and percentiles are batch-wide), on those small rows only; `golden preview` does the
-same on its sample. ``select(source, config)`` chains both for one source and joins the full rows
-of the selected cases back (``annotate``): for tests and benches, not used by the flow.
+The flow runs it in two phases: ``score_cases`` per shard (batch-wide figures permissive),
+then over every shard's small rows ``figures_from`` and, when a funnel uses one, ``rescore``;
+``filters.selection.choose`` then dedups and applies the quotas. Scoring goes batch by batch
+(bounded memory: only case_id, tenant_id, intent, steps and outcome are read) into one small
+*decisions* row per case.
 
 value_score = sum over the case's select funnels of each funnel's contribution (weight x
 strength; see each funnel's module docstring). Gates contribute nothing; a case in no select
@@ -13,9 +12,6 @@ funnel scores 0.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import Any
 
 import polars as pl
 
@@ -26,40 +22,70 @@ from golden_distill.filters.case_source import (
     iter_case_batches,
 )
 from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.funnel import Funnel
+from golden_distill.filters.funnel import BatchFigure, Funnel
 from golden_distill.filters.inputs import build_inputs
-from golden_distill.filters.quotas import apply_quotas
-from golden_distill.filters.registry import build_funnels
-from golden_distill.filters.selection_stats import selection_stats
+from golden_distill.filters.registry import all_funnels, build_funnels
 
 #: Values of ``decisions.status``: why a case is or is not in the selection.
 SELECTED = "selected"
 NO_FUNNEL = "no_funnel"
 
 
-@dataclass(slots=True)
-class SelectionResult:
-    """``table``: the selected cases' full rows plus funnels, funnel_reasons, value_score, in
-    priority order. ``decisions``: one small row per input case (see ``score_cases``) plus
-    ``status`` (selected | no_funnel | gate:<reason> | quota:<reason>). ``stats``: counts for the
-    report (see ``selection_stats``)."""
-
-    table: pl.DataFrame
-    decisions: pl.DataFrame
-    stats: dict[str, Any] = field(default_factory=dict)
+def declared_figures(config: FunnelsConfig) -> list[BatchFigure]:
+    """The batch-wide figures the enabled funnels declare."""
+    return [fig for funnel in build_funnels(config) for fig in funnel.figures]
 
 
-def batch_figures(lf: pl.LazyFrame, config: FunnelsConfig) -> dict[str, float]:
-    """Batch-wide figures some funnels compare against (computed before the per-batch pass)."""
-    pct = config.high_value_mutating.steps_percentile
-    if not config.high_value_mutating.enabled or pct is None:
+def figures_from(scored: pl.DataFrame, config: FunnelsConfig) -> dict[str, float]:
+    """Each declared figure computed over ``scored`` (``score_cases`` rows of the whole batch,
+    e.g. every shard's decisions); figures the config does not use are left out."""
+    out: dict[str, float] = {}
+    for fig in declared_figures(config):
+        value = fig.compute(scored.get_column(fig.column), config)
+        if value is not None:
+            out[fig.name] = value
+    return out
+
+
+def permissive_figures(config: FunnelsConfig) -> dict[str, float]:
+    """Figures that let every case pass (for a shard scored before the batch is known), only
+    for the figures the config uses: ``{}`` when none is needed."""
+    probe = pl.Series([0], dtype=pl.Float64)
+    return {
+        fig.name: fig.permissive
+        for fig in declared_figures(config)
+        if fig.compute(probe, config) is not None
+    }
+
+
+def batch_figures(source: Source, config: FunnelsConfig) -> dict[str, float]:
+    """Batch-wide figures over whole cases (a scoring pass, only when a figure is used)."""
+    permissive = permissive_figures(config)
+    if not permissive:
         return {}
-    value = (
-        lf.select(pl.col("steps").list.len().fill_null(0).quantile(pct / 100, "linear"))
-        .collect()
-        .item()
-    )
-    return {"steps_threshold": float(value) if value is not None else float("inf")}
+    return figures_from(score_cases(source, config, figures=permissive), config)
+
+
+def needs_rescore(decisions: pl.DataFrame) -> pl.Expr:
+    """Rows a permissive shard pass may have scored wrongly: in some select funnel (candidates
+    and gated cases). A case in no funnel under permissive figures is in none under any."""
+    return pl.col("status") != NO_FUNNEL
+
+
+def rescore(
+    decisions: pl.DataFrame,
+    cases: Source,
+    config: FunnelsConfig,
+    figures: dict[str, float],
+) -> pl.DataFrame:
+    """``decisions`` with the rows of ``cases`` (the rows ``needs_rescore`` marks, read back
+    from the shards) scored again with the whole batch's ``figures``: the second half of the
+    two-phase funnel pass when a funnel uses a batch-wide figure."""
+    fresh = score_cases(cases, config, figures=figures)
+    fresh = fresh.select([c for c in decisions.columns if c in fresh.columns])
+    ids = fresh.get_column("case_id").implode()
+    kept = decisions.filter(~pl.col("case_id").is_in(ids))
+    return pl.concat([kept, fresh], how="diagonal_relaxed")
 
 
 def _json_string(expr: pl.Expr) -> pl.Expr:
@@ -84,7 +110,7 @@ def _decide_batch(
         return pl.concat(
             [_decide_batch(p.drop("_layer"), funnels, config, figures, details) for p in layered]
         )
-    inputs = build_inputs(batch, config, figures, details=details)
+    inputs = build_inputs(batch, config, figures, funnels=all_funnels(config), details=details)
     keep = ["case_id", "tenant_id", "signature", "n_steps"]
     plan = inputs.cases.select([*keep, *(["tools", "systems"] if details else [])])
     for funnel in funnels:
@@ -151,18 +177,19 @@ def score_cases(
 ) -> pl.DataFrame:
     """Every funnel over every case, no quotas: one small row per case with case_id,
     tenant_id, signature (hash of the tool sequence), n_steps, in_<funnel> (bool), candidate,
-    status (selected | no_funnel | gate:<reason>; ``decide_selection`` turns the candidates
-    the quotas cut into quota:<reason>),
+    status (selected | no_funnel | gate:<reason>; ``filters.selection.choose`` turns the
+    candidates dedup and the quotas leave out into dedup:<how> / quota:<reason>),
     funnels, funnel_reasons (JSON text {funnel: reason}), value_score.
 
     ``details`` adds tools and systems (lists), why_<funnel> (reason, or a gate's refusal code)
     and score_<funnel> (contribution): for previews and tests, not needed by the flow.
-    ``figures``: batch-wide figures (``batch_figures`` over *all* shards) when scoring one shard
-    of a larger batch; by default they are computed from ``source`` itself."""
+    ``figures``: batch-wide figures (``figures_from`` over *all* shards' rows) when scoring one
+    shard of a larger batch, or ``permissive_figures`` for the shard pass of the flow; by
+    default they are computed from ``source`` itself."""
     funnels = build_funnels(config)
     lf = as_lazy(source)
     if figures is None:
-        figures = batch_figures(lf, config)
+        figures = batch_figures(source, config)
     parts = [
         _decide_batch(b, funnels, config, figures, details)
         for b in iter_case_batches(source, config, batch_rows)
@@ -171,59 +198,3 @@ def score_cases(
         empty = lf.select(INPUT_COLUMNS).head(0).collect()
         parts = [_decide_batch(empty, funnels, config, figures, details)]
     return pl.concat(parts, how="vertical")
-
-
-def decide_selection(scored: pl.DataFrame, config: FunnelsConfig) -> pl.DataFrame:
-    """Apply quotas to ``score_cases`` output: ``status`` becomes ``quota:<reason>`` for cut
-    candidates; ``priority`` orders the candidates (null for non-candidates)."""
-    order = [f.name for f in build_funnels(config) if f.role == "select"]
-    # Rows, not ids, key the result (a run read twice stays two rows), and the quota columns
-    # are scattered back by row number rather than joined: no copy of the decisions.
-    candidates = scored.select(
-        "case_id", "tenant_id", "signature", "value_score", "funnels", "candidate"
-    ).with_row_index("_row")
-    ranked = apply_quotas(
-        candidates.filter(pl.col("candidate")).drop("candidate"), config.quotas, order
-    )
-    rows = ranked["_row"]
-    priority = pl.repeat(None, scored.height, dtype=pl.UInt32, eager=True).scatter(
-        rows, ranked["priority"]
-    )
-    cut = pl.repeat(None, scored.height, dtype=pl.String, eager=True).scatter(
-        rows, ranked["quota_cut"]
-    )
-    return scored.with_columns(
-        priority=priority,
-        status=pl.when(cut.is_not_null())
-        .then(pl.format("quota:{}", pl.lit(cut)))
-        .otherwise(pl.col("status")),
-    )
-
-
-def annotate(cases: pl.DataFrame | pl.LazyFrame, decisions: pl.DataFrame) -> pl.DataFrame:
-    """The selected rows of ``cases`` with funnels, funnel_reasons and value_score added, in
-    priority order (``select``'s last step; the flow joins its own decisions instead)."""
-    chosen = (
-        decisions.filter(pl.col("status") == SELECTED)
-        .select("case_id", "funnels", "funnel_reasons", "value_score", "priority")
-        .unique("case_id", keep="first", maintain_order=True)
-    )
-    lf = cases.lazy() if isinstance(cases, pl.DataFrame) else cases
-    return (
-        lf.join(chosen.lazy(), on="case_id", how="inner")
-        .unique("case_id", keep="first", maintain_order=True)
-        .sort("priority")
-        .drop("priority")
-        .collect()
-    )
-
-
-def select(
-    source: Source, config: FunnelsConfig, *, batch_rows: int = 10_000, with_table: bool = True
-) -> SelectionResult:
-    """The funnel stage: funnels, gates and quotas over ``source``; see SelectionResult."""
-    decisions = decide_selection(score_cases(source, config, batch_rows=batch_rows), config)
-    table = annotate(as_lazy(source), decisions) if with_table else pl.DataFrame()
-    return SelectionResult(
-        table=table, decisions=decisions, stats=selection_stats(decisions, config)
-    )

@@ -19,7 +19,7 @@ def _count(frame: pl.DataFrame, expr: pl.Expr) -> int:
 
 
 def selection_stats(decisions: pl.DataFrame, config: FunnelsConfig) -> dict[str, Any]:
-    """Counts from ``decide_selection`` output:
+    """Counts from ``filters.selection.choose`` decisions:
 
     cases, candidates, selected; members (per funnel, before gates and quotas); selected_per_funnel;
     overlaps (pairs of select funnels, among candidates: "a&b" -> n); dropped (per status reason:

@@ -19,6 +19,7 @@ from golden_distill.datasets.publish_config import PublishConfig
 from golden_distill.datasets.shipped_configs import shipped_config
 from golden_distill.datasets.sources.config import IngestConfig
 from golden_distill.filters.config import FunnelsConfig
+from golden_distill.filters.curation_config import CurationConfig
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.flows.run_config import FlowConfig
 from golden_distill.redaction.config import RedactionConfig
@@ -41,6 +42,9 @@ class PipelineConfig(StrictModel):
     selection: SelectionConfig = Field(
         default_factory=SelectionConfig,
         description="Growing the set across runs (carried cases, retention).",
+    )
+    curation: CurationConfig = Field(
+        default_factory=CurationConfig, description="Splits, trust tiers and the review loop."
     )
 
 

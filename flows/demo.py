@@ -81,9 +81,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    version, report, reused = outcome
+    version, report, reused, why = outcome
     if reused:
-        print("nothing changed since the last demo run: the published version is reused")
+        print(f"nothing new to publish: the latest version {version} stands ({why})")
     print(f"published version: {version}")
     print(f"store: {base / 'golden-store'}")
     print(f"report: {report}")

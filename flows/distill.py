@@ -29,7 +29,11 @@ from golden_distill.flows.engine import LocalEngine, PrefectEngine
 from golden_distill.flows.errors import StageError, describe, set_error_log
 from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.preflight import Prepared, preflight
-from golden_distill.flows.tasks.global_steps import latest_version, version_location
+from golden_distill.flows.tasks.global_steps import (
+    latest_version,
+    review_decisions,
+    version_location,
+)
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
 from golden_distill.flows.tasks.publish import PublishJob, best_effort, inputs_sha256
 from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
@@ -180,6 +184,7 @@ def _distill(params: DistillParams, local: bool = False) -> str:
                 [r.cache_key for r in results], resolved.config, parent_key(resolved)
             )
             selection = engine.select(results, select_key)
+            selection.apply_review(review_decisions(resolved), resolved.config)
         progress.emit("selected", selected=selection.selected_count)
 
         with clock.stage("redact"):
@@ -211,7 +216,12 @@ def _distill(params: DistillParams, local: bool = False) -> str:
 
 def _after_publish(resolved: ResolvedRun, outcome: Any, logger: Any) -> None:
     progress.emit(
-        "published", version=outcome.version, report=outcome.report_path, reused=outcome.reused
+        "published",
+        version=outcome.version,
+        report=outcome.report_path,
+        reused=outcome.reused,
+        why=outcome.why,
+        quarantined=(outcome.stats or {}).get("quarantined") or {},
     )
     if outcome.reused:
         logger.info(
@@ -246,7 +256,8 @@ def _nothing_new(resolved: ResolvedRun, logger: Any) -> str:
         raise StageError("discover", "empty window and no published version")
     logger.info("window already read up to %s: %s stands", resolved.until, version)
     report = version_location(resolved, version)
-    progress.emit("published", version=version, report=report, reused=True)
+    why = f"the window up to {resolved.until} was already read: no new recordings"
+    progress.emit("published", version=version, report=report, reused=True, why=why)
     return version
 
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from golden_distill.filters.review import log_digest
 from golden_distill.flows.caching import version_inputs_sha256
 from golden_distill.flows.params import ResolvedRun
-from golden_distill.flows.tasks.global_steps import latest_made_from, version_location
+from golden_distill.flows.tasks.global_steps import latest_made_from, review_log, version_location
 
 if TYPE_CHECKING:
     from golden_distill.flows.preflight import Prepared
@@ -32,9 +33,11 @@ def run_key(
     shard has no cache key (uncacheable input: the run must happen)."""
     if not shard_keys:
         return None
+    # the window, and a new review decision, make another version
     window = f"{resolved.window}\x1f{resolved.params.rebuild}"
+    extra = f"{window}\x1f{log_digest(review_log(resolved))}"
     return version_inputs_sha256(
-        resolved.config, resolved.set_name, key_id, shard_keys, extra=window
+        resolved.config, resolved.set_name, key_id, shard_keys, extra=extra
     )
 
 

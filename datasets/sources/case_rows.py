@@ -8,6 +8,7 @@ catalogue facts, hand-off kind) so the funnels see one meaning whatever the sour
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Collection, Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -50,10 +51,32 @@ def json_text(value: Any) -> str | None:
 _ARGS_VALUE = "_args_value"
 
 
-def set_arguments(step: dict[str, Any], value: Any, *, keep_malformed: bool) -> str:
-    """Store recorded tool arguments in ``step`` as JSON text; ``ok``, ``kept`` or ``malformed``.
+def python_literal(text: str) -> Any:
+    """``text`` read as a Python literal (``{'thought': 'x'}``, as some agents log tool
+    arguments) with ``ast.literal_eval``, which only builds literals and never runs code; the
+    value when it is JSON-shaped (dict, list, str, number, bool, None), else ``_NOT_JSON``."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NOT_JSON
+    try:
+        orjson.dumps(value)
+    except TypeError:  # a set, tuple of bytes, complex...: not JSON
+        return _NOT_JSON
+    return value
 
-    JSON text stays byte-exact and an object is dumped compactly. Text that is not JSON is
+
+_NOT_JSON = object()
+
+
+def set_arguments(
+    step: dict[str, Any], value: Any, *, keep_malformed: bool, python_literals: bool = False
+) -> str:
+    """Store recorded tool arguments in ``step`` as JSON text; ``ok``, ``literal``, ``kept`` or
+    ``malformed``.
+
+    JSON text stays byte-exact and an object is dumped compactly. Text that is not JSON is read
+    as a Python literal when ``python_literals`` (stored as JSON, ``literal``); otherwise it is
     ``malformed`` (the caller quarantines the run) unless ``keep_malformed``, when it is stored
     as a JSON string (``kept``).
     """
@@ -63,6 +86,11 @@ def set_arguments(step: dict[str, Any], value: Any, *, keep_malformed: bool) -> 
         try:
             parsed = orjson.loads(value)
         except orjson.JSONDecodeError:
+            literal = python_literal(value) if python_literals else _NOT_JSON
+            if literal is not _NOT_JSON:
+                step["arguments"] = orjson.dumps(literal).decode()
+                step[_ARGS_VALUE] = literal
+                return "literal"
             if not keep_malformed:
                 return "malformed"
             step["arguments"] = orjson.dumps(value).decode()

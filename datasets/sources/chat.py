@@ -62,6 +62,7 @@ class ChatAdapter:
             finisher,
             self.config.tool_error_patterns,
             keep_malformed=self.config.malformed_arguments == "keep_as_string",
+            python_literals=self.config.malformed_arguments == "python_literal",
         )
 
     @classmethod
@@ -82,12 +83,18 @@ class ChatAdapter:
         with open_binary(uri) as raw:
             head = read_head(raw, compression_of(uri), 4096)
         kept_before = self.converter.malformed_kept
+        literals_before = self.converter.literals_read
         if first_char(head) == b"[":
             yield from self._read_array(uri, basename, quarantine, stats)
         elif first_char(head) == b"{":
             yield from self._read_jsonl(uri, basename, quarantine, stats)
         elif head.strip():
             raise SourceError(f"{uri}: not a chat transcript file (expected a JSON array or JSONL)")
+        literals = self.converter.literals_read - literals_before
+        if literals:
+            stats.extra["python_literal_arguments"] = (
+                stats.extra.get("python_literal_arguments", 0) + literals
+            )
         kept = self.converter.malformed_kept - kept_before
         if kept:
             stats.extra["malformed_arguments_kept"] = (

@@ -76,12 +76,16 @@ class TranscriptConverter:
         error_patterns: Sequence[str],
         *,
         keep_malformed: bool = False,
+        python_literals: bool = False,
     ) -> None:
         self.finisher = finisher
         self.error_patterns = [re.compile(p) for p in error_patterns]
         self.keep_malformed = keep_malformed
         #: calls whose non-JSON arguments were kept as a JSON string (keep_malformed only)
         self.malformed_kept = 0
+        self.python_literals = python_literals
+        #: calls whose arguments were Python literals, read with ast.literal_eval
+        self.literals_read = 0
 
     def is_error_reply(self, message: dict[str, Any], text: str | None) -> bool:
         flag = message.get("error")
@@ -199,7 +203,13 @@ class TranscriptConverter:
         if not isinstance(name, str) or not name:
             raise RecordProblem(MISSING_FIELD, f"{where}.function.name is missing")
         step = new_step(seq, "tool", name)
-        verdict = set_arguments(step, function.get("arguments"), keep_malformed=self.keep_malformed)
+        verdict = set_arguments(
+            step,
+            function.get("arguments"),
+            keep_malformed=self.keep_malformed,
+            python_literals=self.python_literals,
+        )
+        self.literals_read += verdict == "literal"
         if verdict == "malformed":
             raise RecordProblem(MALFORMED_ARGUMENTS, f"{where}.function.arguments")
         if verdict == "kept":

@@ -50,11 +50,14 @@ class IngestConfig(StrictModel):
         description="Regular expressions (Python, searched in the reply text) that mark a chat "
         "tool reply as an error when the source has no explicit `error` flag.",
     )
-    malformed_arguments: Literal["quarantine", "keep_as_string"] = Field(
+    malformed_arguments: Literal["quarantine", "keep_as_string", "python_literal"] = Field(
         "quarantine",
-        description="A tool call whose arguments are text that is not JSON (chat, otel): "
-        "`quarantine` the run (reason malformed_arguments), or `keep_as_string` (the text is "
-        "stored as a JSON string, the run is read; counted as malformed_arguments_kept).",
+        description="A tool call whose arguments are text that is not JSON (chat, otel, "
+        "evidence): `quarantine` the run (reason malformed_arguments); `keep_as_string` (the "
+        "text is stored as a JSON string, the run is read; counted as "
+        "malformed_arguments_kept); or `python_literal` (text such as `{'thought': 'x'}` is read "
+        "with ast.literal_eval, never eval, and stored as JSON; counted as "
+        "python_literal_arguments; what is not a literal either is quarantined).",
     )
     sql_chunk_traces: int = Field(
         500,

@@ -52,7 +52,9 @@ class EvidenceAdapter:
         self.config = config or IngestConfig()
         finisher = StepFinisher.from_config(self.config)
         self.assembler = EvidenceAssembler(
-            finisher, keep_malformed=self.config.malformed_arguments == "keep_as_string"
+            finisher,
+            keep_malformed=self.config.malformed_arguments == "keep_as_string",
+            python_literals=self.config.malformed_arguments == "python_literal",
         )
 
     @classmethod

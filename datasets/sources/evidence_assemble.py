@@ -64,9 +64,12 @@ def _float(value: Any) -> float | None:
 
 
 class EvidenceAssembler:
-    def __init__(self, finisher: StepFinisher, *, keep_malformed: bool = False) -> None:
+    def __init__(
+        self, finisher: StepFinisher, *, keep_malformed: bool = False, python_literals: bool = False
+    ) -> None:
         self.finisher = finisher
         self.keep_malformed = keep_malformed
+        self.python_literals = python_literals
 
     def assemble(
         self,
@@ -150,7 +153,12 @@ class EvidenceAssembler:
             "handoff" if self.finisher.is_handoff(name) else "tool"
         )
         step = new_step(int(call["call_seq"]), kind, name)
-        verdict = set_arguments(step, call.get("tool_input"), keep_malformed=self.keep_malformed)
+        verdict = set_arguments(
+            step,
+            call.get("tool_input"),
+            keep_malformed=self.keep_malformed,
+            python_literals=self.python_literals,
+        )
         if verdict == "malformed":
             raise RecordProblem(
                 MALFORMED_ARGUMENTS, f"tool_call_trace call_id={call.get('call_id')}: tool_input"

@@ -43,7 +43,9 @@ class OtelAdapter:
         self.config = config or IngestConfig()
         finisher = StepFinisher.from_config(self.config)
         self.builder = TraceCaseBuilder(
-            finisher, keep_malformed=self.config.malformed_arguments == "keep_as_string"
+            finisher,
+            keep_malformed=self.config.malformed_arguments == "keep_as_string",
+            python_literals=self.config.malformed_arguments == "python_literal",
         )
 
     @classmethod

@@ -164,9 +164,12 @@ def _first(spans: Sequence[Span], *keys: str) -> Any:
 
 
 class TraceCaseBuilder:
-    def __init__(self, finisher: StepFinisher, *, keep_malformed: bool = False) -> None:
+    def __init__(
+        self, finisher: StepFinisher, *, keep_malformed: bool = False, python_literals: bool = False
+    ) -> None:
         self.finisher = finisher
         self.keep_malformed = keep_malformed
+        self.python_literals = python_literals
 
     def build(self, trace_id: str, spans: list[Span], uri: str, position: int) -> dict[str, Any]:
         spans = sorted(spans, key=lambda s: (s.start_ns is None, s.start_ns or 0))
@@ -246,7 +249,15 @@ class TraceCaseBuilder:
 
     def _set_arguments(self, step: dict[str, Any], span: Span) -> None:
         value = span.attrs.get("gen_ai.tool.call.arguments")
-        if set_arguments(step, value, keep_malformed=self.keep_malformed) == "malformed":
+        if (
+            set_arguments(
+                step,
+                value,
+                keep_malformed=self.keep_malformed,
+                python_literals=self.python_literals,
+            )
+            == "malformed"
+        ):
             raise RecordProblem(
                 MALFORMED_ARGUMENTS, f"span {span.span_id}: gen_ai.tool.call.arguments"
             )

@@ -7,7 +7,7 @@ Two-phase API (the flow runs phase 1 per shard and phase 2 once, globally):
 * ``choose_representatives(table, excluded_case_ids, k)``: the kept cases, re-runnable when a
   representative is quarantined later (the next member of its cluster takes its place).
 
-``deduplicate(df, cfg)`` chains the three for one frame and builds the report.
+(Tests chain the three for one frame with ``tests/support/dedup_helpers.deduplicate``.)
 """
 
 import sys
@@ -24,11 +24,6 @@ _EXPORTS = {
     "ClusterStats": "cluster",
     "cluster": "cluster",
     "DedupConfig": "config",
-    "DedupResult": "deduplicate",
-    "attach_clusters": "deduplicate",
-    "deduplicate": "deduplicate",
-    "DedupReport": "report",
-    "build_report": "report",
     "KEPT_SCHEMA": "representatives",
     "choose_representatives": "representatives",
     "SIGNATURE_SCHEMA": "signature",
@@ -64,12 +59,7 @@ __all__ = [
     "ClusterStats",
     "Clustering",
     "DedupConfig",
-    "DedupReport",
-    "DedupResult",
-    "attach_clusters",
-    "build_report",
     "choose_representatives",
     "cluster",
-    "deduplicate",
     "signatures",
 ]

@@ -8,9 +8,10 @@ tool path always keeps a run apart (see docs/dedup.md for the reasoning and the 
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from golden_distill.datasets.config_model import StrictModel
 
@@ -51,6 +52,47 @@ class DedupConfig(StrictModel):
             "block, so runs with different write calls are never merged."
         ),
     )
+    separate_by: list[Literal["write_actions", "systems", "outcome", "task"]] = Field(
+        default_factory=lambda: ["write_actions", "systems", "outcome", "task"],
+        description=(
+            "What makes runs different work, never merged however alike their text (on top of "
+            "the write calls' names and statuses): write_actions = the argument shape of each "
+            "write (keys and types); systems = the systems the steps touched; outcome = reward, "
+            "final state and hand-off; task = intent.name, else the task task_id_pattern finds "
+            "in the trace id (else the expected outcome, when recorded)."
+        ),
+    )
+    task_id_pattern: str | None = Field(
+        None,
+        description=(
+            "A regular expression whose first group is the task a run belongs to, searched in "
+            "its trace_id (e.g. '^task=(\\d+)/' for tau-bench's `task=12/trial=3`); runs of "
+            "different tasks never share a cluster. null: the intent name only."
+        ),
+    )
+    borderline_band: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description=(
+            "Near-duplicate members whose distance to their representative is within this of "
+            "distance_threshold (or past it, with average linkage) are listed as borderline in "
+            "the report and in `golden preview`, so a threshold change is made knowingly."
+        ),
+    )
+
+    @field_validator("task_id_pattern")
+    @classmethod
+    def _pattern_has_a_group(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                groups = re.compile(pattern).groups
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+            if groups < 1:
+                raise ValueError("needs a group, e.g. '^task=(\\d+)/': its text is the task")
+        return pattern
+
     near_duplicates: bool = Field(
         True, description="Look for near duplicates (off: exact duplicates only)."
     )

@@ -6,7 +6,10 @@ cases. A signature holds what dedup decides on and nothing else:
 
 =================  ==========================================================================
 case_id            the case
-block_key          hash of the write calls (name:status, in order) [+ the set of read tools]
+block_key          hash of what makes two runs *different work*, which never share a cluster:
+                   the write calls (name:status and argument shape, in order), the systems
+                   touched, the outcome (reward, final state, hand-off), the task (intent
+                   name, or ``task_id_pattern`` over the trace id) [+ the set of read tools]
 path_key           hash of the whole normalised tool path (the trajectory below)
 exact_hash         sha256 of the normalised form: trajectory + argument shapes + request text
 trajectory         the normalised tool path, ``name:status:W|R`` tokens joined by spaces
@@ -17,6 +20,7 @@ distinct_tools     distinct tool names in the run (a representative tie-break)
 value_score        from the funnels (a representative's first criterion); may be null
 recorded_at        when the run was recorded (the last tie-break: earliest wins)
 funnels            funnel names, to report how many cases dedup removed per funnel
+outcome            a short outcome label for reports: ``reward 1``, ``hand-off``, ``ok``
 =================  ==========================================================================
 
 ``text`` is a placeholder-normalised request: names and ids are gone but it is still user text,
@@ -46,6 +50,7 @@ SIGNATURE_SCHEMA: dict[str, pl.DataType] = {
     "value_score": pl.Float64(),
     "recorded_at": pl.Datetime("ms", "UTC"),
     "funnels": pl.List(pl.String()),
+    "outcome": pl.String(),
 }
 
 
@@ -89,7 +94,7 @@ def _path_columns(df: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.col("steps").is_not_null())
         .unnest("steps")
         .filter(pl.col("kind").is_in(PATH_KINDS) | pl.col("kind").is_null())
-        .select("_row", "name", "status", "is_mutating", "arguments")
+        .select("_row", "name", "status", "is_mutating", "arguments", "system")
     )
     shapes = _argument_shapes(steps.get_column("arguments"))
     write = pl.col("is_mutating").fill_null(False)
@@ -108,6 +113,8 @@ def _path_columns(df: pl.DataFrame) -> pl.DataFrame:
         pl.col("token").str.join(" ").alias("trajectory"),
         pl.col("shape_token").str.join(" ").alias("argument_shapes"),
         pl.col("token").filter(write).str.join(" ").alias("writes"),
+        pl.col("shape_token").filter(write).str.join(" ").alias("write_shapes"),
+        pl.col("system").drop_nulls().unique().sort().str.join(",").alias("systems"),
         pl.col("name").filter(~write).unique().sort().str.join(",").alias("reads"),
         pl.len().cast(pl.Int32).alias("n_steps"),
         pl.col("name").n_unique().cast(pl.Int32).alias("distinct_tools"),
@@ -117,7 +124,9 @@ def _path_columns(df: pl.DataFrame) -> pl.DataFrame:
         rows.join(per_row, on="_row", how="left")
         .sort("_row")
         .with_columns(
-            pl.col("trajectory", "argument_shapes", "writes", "reads").fill_null(""),
+            pl.col(
+                "trajectory", "argument_shapes", "writes", "write_shapes", "systems", "reads"
+            ).fill_null(""),
             pl.col("n_steps", "distinct_tools").fill_null(0),
         )
     )
@@ -127,6 +136,50 @@ def _optional(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Series:
     if name in df.columns:
         return df.get_column(name).cast(dtype)
     return pl.Series(name, [None] * df.height, dtype=dtype)
+
+
+def _field(df: pl.DataFrame, column: str, name: str) -> pl.Expr:
+    """``column.name`` when the frame has that struct field, else null."""
+    dtype = df.schema.get(column)
+    if isinstance(dtype, pl.Struct) and name in [f.name for f in dtype.fields]:
+        return pl.col(column).struct.field(name)
+    return pl.lit(None)
+
+
+def _work_columns(df: pl.DataFrame, cfg: DedupConfig) -> pl.DataFrame:
+    """Per row: ``outcome_key`` (the final state, else reward as failed (<= 0) or not and
+    hand-off: runs that ended differently are different work), ``task_key`` (intent name,
+    else the task the trace id names) and a short ``outcome`` label for reports (no
+    final-state text)."""
+    reward = _field(df, "outcome", "reward").cast(pl.Float64)
+    handoff = _field(df, "outcome", "handoff").cast(pl.Boolean).fill_null(False)
+    state = _field(df, "outcome", "final_state").cast(pl.String)
+    intent = _field(df, "intent", "name").cast(pl.String)
+    # A recorded reward of 0 (or less) is a failed run; an unrecorded reward is not a different
+    # outcome from a reward of 1 (many sources record none).
+    failed = (reward <= 0).fill_null(False)
+    task = intent
+    if cfg.task_id_pattern and "trace_id" in df.columns:
+        task = pl.coalesce(intent, pl.col("trace_id").str.extract(cfg.task_id_pattern, 1))
+    if "expected" in df.columns:  # the expected outcome a task defines (#13): same task only
+        task = pl.coalesce(task, pl.col("expected").cast(pl.String))
+    label = pl.concat_str(
+        [
+            pl.when(reward.is_not_null()).then(pl.format("reward {}", reward.round(2))),
+            pl.when(handoff).then(pl.lit("hand-off")),
+        ],
+        separator=", ",
+        ignore_nulls=True,
+    )
+    return df.select(
+        # The recorded final state is the outcome; without one, failed-or-not and hand-off.
+        outcome_key=pl.coalesce(
+            pl.format("state:{}", state),
+            pl.format("failed:{}/handoff:{}", failed, handoff),
+        ),
+        task_key=task.cast(pl.String).fill_null(""),
+        outcome=pl.when(label == "").then(pl.lit("ok")).otherwise(label),
+    )
 
 
 def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame:
@@ -145,10 +198,17 @@ def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame
     writes = paths.get_column("writes").to_list()
     reads = paths.get_column("reads").to_list()
     texts = text.get_column("t").to_list()
-    block_keys = [
-        _sha([w, r if cfg.block_on_read_tools else ""], 16)
-        for w, r in zip(writes, reads, strict=True)
-    ]
+    work = _work_columns(df, cfg)
+    apart = set(cfg.separate_by)
+    parts = {
+        "write_actions": paths.get_column("write_shapes").to_list(),
+        "systems": paths.get_column("systems").to_list(),
+        "outcome": work.get_column("outcome_key").to_list(),
+        "task": work.get_column("task_key").to_list(),
+    }
+    columns = [writes, reads if cfg.block_on_read_tools else [""] * df.height]
+    columns += [values for name, values in parts.items() if name in apart]
+    block_keys = [_sha(list(row), 16) for row in zip(*columns, strict=True)]
     path_keys = [_sha([t], 16) for t in traj]
     exact = [_sha([t, s, x], 32) for t, s, x in zip(traj, shapes, texts, strict=True)]
     out = pl.DataFrame(
@@ -165,6 +225,7 @@ def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame
             "value_score": _optional(df, "value_score", pl.Float64()),
             "recorded_at": _optional(df, "recorded_at", pl.Datetime("ms", "UTC")),
             "funnels": _optional(df, "funnels", pl.List(pl.String())),
+            "outcome": work.get_column("outcome"),
         }
     )
     return out.cast(SIGNATURE_SCHEMA)  # type: ignore[arg-type]

@@ -42,6 +42,8 @@ Example:
 def summary_table(summary: IngestSummary) -> Table:
     """The summary as a rich table: counts, quarantine reasons, volume and speed."""
 
+    from golden_distill.datasets.quarantine import quarantine_hint
+
     table = Table(title="ingest summary", show_header=True, header_style="bold")
     table.add_column("what")
     table.add_column("value", justify="right")
@@ -53,6 +55,9 @@ def summary_table(summary: IngestSummary) -> Table:
     table.add_row("quarantined", f"{summary.quarantined_total:,}")
     for reason, count in sorted(summary.quarantined.items()):
         table.add_row(f"  {reason}", f"{count:,}")
+        hint = quarantine_hint(reason)
+        if hint:
+            table.add_row(f"    [dim]hint: {hint}[/dim]", "")
     table.add_row("shards", f"{len(summary.shards):,}")
     table.add_row("MB read", f"{summary.bytes_read / 1e6:,.1f}")
     table.add_row("seconds", f"{summary.seconds:,.2f}")

@@ -13,11 +13,15 @@ import typer
 from golden_distill.datasets.config_model import ConfigError
 from golden_distill.flows.cli.preview_text import render_diff, render_preview
 
-HELP = """Run ingest + funnels + quotas on a source; show what would be selected. Publishes nothing.
+HELP = """Run the flow's selection on a source (ingest, funnels, dedup, quotas); show what would be
+published. Publishes nothing, redacts nothing.
 
-Prints counts per funnel (members, selected, cut by quotas), overlaps between funnels, breakdowns
-per tenant / system / tool, what the quotas cut, and a few example case ids with their reasons.
-Output holds ids, names, counts and reasons only, never record text.
+The selection is the one `golden run` makes (the same code: dedup signatures and clustering, then
+quotas over the representatives), so the selected ids are the ids a run would publish, apart from
+cases redaction refuses. Prints counts per funnel (members, selected, cut by quotas), overlaps,
+breakdowns per tenant / system / tool, what dedup and the quotas removed, borderline dedup merges,
+and example case ids with their reasons. Output holds ids, names, counts and reasons only, never
+record text.
 
 SOURCE is raw recordings (files or folders, any format `golden ingest` reads) or canonical Parquet
 shards (a `.parquet` file or a folder of them), which skips ingest.
@@ -28,8 +32,10 @@ Examples:
 
     golden preview --config tuned.yaml --against configs/nightly.yaml --sample 20000 recordings/
 
-With `--against B.yaml` it shows which cases enter and leave between the two configs and why.
-`--json` prints the same report for machines.
+With `--against B.yaml` the source is run through each config with its own ingest, funnel, quota
+and dedup settings; it lists every setting that differs, the cases entering and leaving with
+their reasons and status under the other config, and cluster changes. `--json` prints the same
+report for machines.
 """
 
 
@@ -71,11 +77,29 @@ def _load_frame(path_or_sources: Any, sample: int | None, configs: list[Any]) ->
     return frame
 
 
-def _decide(frame: Any, funnels_cfg: Any) -> Any:
+def _select(cases: Any, frame: Any, cfg: Any) -> tuple[Any, Any]:
+    """The flow's selection over ``frame`` (what the funnels read) and, for the candidates'
+    dedup signatures, their whole rows from ``cases``: (decisions with status, cluster table)."""
     # heavy: loaded when the command runs, not for `golden --help`
-    from golden_distill.filters.runner import decide_selection, score_cases
+    import polars as pl
 
-    return decide_selection(score_cases(frame, funnels_cfg, details=True), funnels_cfg)
+    from golden_distill.filters.case_source import as_lazy
+    from golden_distill.filters.dedup.signature import signatures
+    from golden_distill.filters.runner import score_cases
+    from golden_distill.filters.selection import choose, cluster_candidates
+
+    scored = score_cases(frame, cfg.funnels, details=True)
+    clusters = None
+    if cfg.dedup.enabled:
+        chosen = scored.filter(pl.col("candidate")).select("case_id", "funnels", "value_score")
+        rows = (
+            as_lazy(cases)
+            .join(chosen.unique("case_id").lazy(), on="case_id", how="inner")
+            .unique("case_id", keep="first")
+            .collect()
+        )
+        clusters = cluster_candidates(scored, signatures(rows, cfg.dedup), cfg.dedup)
+    return choose(scored, clusters, cfg.funnels, cfg.dedup).decisions, clusters
 
 
 def _load_config(path: Path | None) -> Any:
@@ -107,8 +131,14 @@ def preview_command(
     ] = None,
     examples: Annotated[int, typer.Option(min=0, help="Example case ids per funnel.")] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    ids_out: Annotated[
+        Path | None,
+        typer.Option("--ids-out", help="Write the selected case ids here, one per line."),
+    ] = None,
 ) -> None:
     # heavy: loaded when the command runs, not for `golden --help`
+    import polars as pl
+
     from golden_distill.filters.preview import diff_report, preview_report
 
     started = time.perf_counter()
@@ -120,29 +150,41 @@ def preview_command(
         raise typer.Exit(2)
     with tempfile.TemporaryDirectory(prefix="golden-preview-") as tmp:
         ingest_info: dict[str, Any] = {}
-        t0 = time.perf_counter()
-        if _is_canonical(sources):
-            cases: Any = sources
-        else:
-            cases, ingest_info = _ingest(sources, Path(tmp) / "ingest", fmt, cfg)
-        configs = [cfg.funnels] + ([other.funnels] if other is not None else [])
-        frame = _load_frame(cases, sample, configs)
-        ingest_seconds = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        decided = _decide(frame, cfg.funnels)
+        read_seconds = select_seconds = 0.0
+        results = []
+        for index, each in enumerate([cfg] + ([other] if other is not None else [])):
+            t0 = time.perf_counter()
+            if _is_canonical(sources):
+                cases: Any = sources
+            elif index and each.ingest == cfg.ingest:
+                cases = results[0][0]  # same ingest settings: the same cases
+            else:
+                cases, info = _ingest(sources, Path(tmp) / f"ingest-{index}", fmt, each)
+                ingest_info = ingest_info or info
+            frame = _load_frame(cases, sample, [each.funnels])
+            t1 = time.perf_counter()
+            decided, clusters = _select(cases, frame, each)
+            read_seconds += t1 - t0
+            select_seconds += time.perf_counter() - t1
+            results.append((cases, decided, clusters))
+        if ids_out is not None:
+            selected = results[0][1].filter(pl.col("status") == "selected")
+            ids_out.write_text("".join(f"{c}\n" for c in sorted(selected["case_id"].to_list())))
         report: dict[str, Any] = {
             "config": str(config or "configs/nightly.yaml (shipped)"),
-            "preview": preview_report(decided, cfg.funnels, examples=examples),
-        }
+            "preview": preview_report(
+                results[0][1], cfg.funnels, examples=examples, clusters=results[0][2],
+                dedup=cfg.dedup,
+            ),
+        }  # fmt: skip
         if other is not None:
-            decided_b = _decide(frame, other.funnels)
             report["against"] = str(against)
             report["diff"] = diff_report(
-                decided, decided_b, cfg.funnels, other.funnels, examples=max(examples, 1)
+                results[0][1], results[1][1], cfg, other, examples=max(examples, 1)
             )
     report["timing"] = {
-        "read_seconds": round(ingest_seconds, 3),
-        "funnels_seconds": round(time.perf_counter() - t1, 3),
+        "read_seconds": round(read_seconds, 3),
+        "funnels_seconds": round(select_seconds, 3),
         "wall_seconds": round(time.perf_counter() - started, 3),
     }
     if ingest_info:

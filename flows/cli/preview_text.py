@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from golden_distill.datasets.quarantine import quarantine_hint
+
 
 def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
@@ -30,6 +32,35 @@ def _counts(counts: dict[str, int]) -> str:
     return "; ".join(f"{k} {_n(v)}" for k, v in counts.items()) or "none"
 
 
+def _dedup_lines(dedup: dict[str, Any]) -> list[str]:
+    if not dedup.get("enabled"):
+        return ["dedup: off"]
+    lines = [
+        f"dedup: {_n(dedup['clusters'])} clusters among the candidates; "
+        f"{_n(dedup['removed'])} cases removed as duplicates of a representative"
+    ]
+    border = dedup.get("borderline") or []
+    lines.append(
+        f"borderline merges (within dedup.borderline_band of the threshold): {len(border)}"
+        + ("" if border else " (none)")
+    )
+    lines += [
+        f"  {b['case_id']} ~ {b['representative']}  distance {b['distance']:.3f}" for b in border
+    ]
+    return lines
+
+
+def _share_lines(shares: dict[str, Any]) -> list[str]:
+    lines = []
+    for kind in ("funnel", "tenant"):
+        capped = {k: v for k, v in (shares.get(kind) or {}).items() if v.get("cap") is not None}
+        for name, s in capped.items():
+            lines.append(
+                f"share of {kind} {name}: {s['count']:,} = {s['share']:.1%} (cap {s['cap']})"
+            )
+    return lines
+
+
 def render_preview(report: dict[str, Any]) -> str:
     p = report["preview"]
     t = report["timing"]
@@ -39,7 +70,9 @@ def render_preview(report: dict[str, Any]) -> str:
         f"wall {t['wall_seconds']:.1f} s)",
     ]
     if "ingest" in report and report["ingest"].get("quarantined"):
-        lines.append(f"quarantined while reading: {_counts(report['ingest']['quarantined'])}")
+        quarantined = report["ingest"]["quarantined"]
+        lines.append(f"quarantined while reading: {_counts(quarantined)}")
+        lines += [f"  hint ({r}): {h}" for r in quarantined if (h := quarantine_hint(r))]
     lines.append(
         f"selected {_n(p['selected'])} of {_n(p['candidates'])} candidates ({_n(p['cases'])} cases)"
     )
@@ -51,6 +84,8 @@ def render_preview(report: dict[str, Any]) -> str:
     lines.append(f"funnel combinations: {_counts(p['combinations'])}")
     lines.append(f"not selected, by reason: {_counts(p['dropped'])}")
     lines.append(f"quota cuts: {_counts(p['quota_cuts'])}")
+    lines += _dedup_lines(p.get("dedup") or {})
+    lines += _share_lines(p.get("shares") or {})
     for key, title in (("by_tenant", "tenant"), ("by_system", "system"), ("by_tool", "tool")):
         lines.append("")
         rows = [{title: r["name"], **r} for r in p[key]]
@@ -83,6 +118,18 @@ def render_diff(report: dict[str, Any]) -> str:
                 f"  {e['case_id']}  against={e['status_against']} config={e['status_config']}"
                 f"  {reasons}"
             )
+    clusters = d.get("cluster_changes") or {}
+    if clusters:
+        lines.append(
+            f"cluster changes: {_n(clusters['cluster_size_changed'])} of "
+            f"{_n(clusters['selected_in_both'])} cases selected by both stand for a cluster of "
+            "another size"
+        )
+        lines += [
+            f"  {e['case_id']}  cluster size {e['cluster_size_config']} "
+            f"(against: {e['cluster_size_against']})"
+            for e in clusters["examples"]
+        ]
     rows = [{"funnel": k, **v} for k, v in d["membership_changes"].items()]
     lines += _table("membership changes", rows, ["funnel", "gained", "lost"])
     changes = d["config_changes"]

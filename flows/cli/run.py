@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from golden_distill.datasets.quarantine import quarantine_hint
 from golden_distill.flows import progress
 from golden_distill.flows.errors import StageError, describe, find_stage_error
 
@@ -85,7 +86,7 @@ class _Display:
                 note += f" ({self.cached} shard(s) from cache)"
             self.progress.update(self.task_id, completed=data["done"], note=note)
         elif event == "selected":
-            self.progress.console.print(f"after quotas and dedup: {data['selected']:,} cases")
+            self.progress.console.print(f"after dedup and quotas: {data['selected']:,} cases")
         elif event == "redact_done":
             if self.redact_id is None:
                 self.redact_id = self.progress.add_task("redact", total=data["total"], note="")
@@ -95,6 +96,14 @@ class _Display:
             )
         elif event == "published":
             self.published = data
+            quarantined = data.get("quarantined") or {}
+            if quarantined and not data.get("reused"):
+                counts = "; ".join(f"{k} {v:,}" for k, v in sorted(quarantined.items()))
+                self.progress.console.print(f"quarantined while reading: {counts}")
+                for reason in sorted(quarantined):
+                    hint = quarantine_hint(reason)
+                    if hint:
+                        self.progress.console.print(f"  hint ({reason}): {hint}")
 
     def stop(self) -> None:
         self.progress.stop()
@@ -185,9 +194,9 @@ def run_command(
                 f"golden run failed in stage '{stage_error.stage}': {stage_error.detail}", err=True
             )
         raise typer.Exit(1)
-    version, report, reused = outcome
+    version, report, reused, why = outcome
     if reused:
-        typer.echo("nothing changed since the latest version: not republished")
+        typer.echo(f"nothing new to publish: the latest version {version} stands ({why})")
     typer.echo(f"published version: {version}")
     typer.echo(f"report: {report}")
 
@@ -215,8 +224,9 @@ def _boot_api_in_background() -> threading.Thread | None:
 
 def execute(
     params: Any, *, verbose: bool = False, local: bool = False
-) -> tuple[str, str, bool] | BaseException:
-    """Run the flow with a progress display: (version, report path, reused) or the exception.
+) -> tuple[str, str, bool, str] | BaseException:
+    """Run the flow with a progress display: (version, report path, reused, why it was reused)
+    or the exception.
 
     Everything that can be checked without Prefect is checked first (flows/preflight.py): a
     bad config, key, source, store or set name fails in about a second, with its message and
@@ -234,7 +244,11 @@ def execute(
         return exc
     unchanged = unchanged_latest(prepared)
     if unchanged is not None:
-        return unchanged[0], unchanged[1], True
+        why = (
+            "same run key: the sources, config, set, pseudonym key and code are unchanged "
+            "since it was published"
+        )
+        return unchanged[0], unchanged[1], True, why
     _quiet_prefect(verbose)
     booting = None if local else _boot_api_in_background()
     # imported after the API boot started, so the two overlap
@@ -251,7 +265,8 @@ def execute(
         return exc
     display.stop()
     published = display.published
-    return version, str(published.get("report", "")), bool(published.get("reused"))
+    why = published.get("why") or "nothing changed"
+    return version, str(published.get("report", "")), bool(published.get("reused")), str(why)
 
 
 def register(app: typer.Typer) -> None:

@@ -182,11 +182,16 @@ def show_cmd(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
     public_key: PublicKeyOpt = None,
+    case: Annotated[
+        str | None,
+        typer.Option("--case", help="Show one case: its reasons, cluster and history."),
+    ] = None,
 ) -> None:
     """Show a version's manifest: signature (signed? by which key id?), counts per funnel,
-    files, config hash. It does not check the files: `golden sets verify` does.
+    files, config hash. It does not check the files: `golden sets verify` does. With
+    `--case ID`: why that case is in the version, its cluster and its history across versions.
 
-    Example: `golden sets show nightly@stable --json`
+    Example: `golden sets show nightly@latest --case c_3fb351ff6cecbf40f18aed03`
     """
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.integrity import describe_signature
@@ -194,6 +199,18 @@ def show_cmd(
     from golden_distill.datasets.store.versions import read_manifest, resolve
 
     fs = _store(store, storage_options, config)
+    if case is not None:
+        from golden_distill.flows.cli.case_history import case_report, render_case
+
+        keys = _keys(public_key)
+        golden = _guard(lambda: _open(fs, ref, verify=False, public_key=keys))
+
+        def at(other: str) -> Any:
+            return _open(fs, f"{golden.name}@{other}", verify=False, public_key=keys)
+
+        report = _guard(lambda: case_report(fs, golden, case, at))
+        typer.echo(json.dumps(report, indent=2, default=str) if as_json else render_case(report))
+        return
     parsed = _guard(lambda: parse_ref(ref))
     version = _guard(lambda: resolve(fs, parsed))
     manifest = _guard(lambda: read_manifest(fs, parsed.set_name, version))
@@ -223,39 +240,35 @@ def diff_cmd(
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
-    limit: Annotated[int, typer.Option(help="Case ids shown per list.")] = 20,
+    fmt: Annotated[str, typer.Option("--format", help="text, json or markdown.")] = "text",
+    limit: Annotated[int, typer.Option(help="Cases shown per list.")] = 20,
     public_key: PublicKeyOpt = None,
 ) -> None:
-    """Compare two versions: cases added/removed/changed, funnel counts, tools and systems.
+    """Compare two versions: cases added, removed and changed (what changed, before and after:
+    funnels, reasons, score, cluster, split, trust, outcome, expected outcome), the config diff,
+    and drift (funnel mix, tools, write actions, tenants, outcomes, entity types; largest shifts
+    first). A case whose content is unchanged is not "changed" because its recording moved.
 
-    Example: `golden sets diff nightly@stable nightly@latest`
+    Example: `golden sets diff nightly@stable nightly@latest --format markdown`
     """
     # heavy: loaded when the command runs, not for `golden --help`
-    from golden_distill.datasets.store.diff import diff_sets
+    from golden_distill.flows.cli.set_diff import diff_report, render_markdown, render_text
 
+    if as_json:
+        fmt = "json"
+    if fmt not in ("text", "json", "markdown"):
+        raise typer.BadParameter("one of text, json, markdown", param_hint="--format")
     fs = _store(store, storage_options, config)
     keys = _keys(public_key)
-    result = _guard(lambda: diff_sets(_open(fs, a, public_key=keys), _open(fs, b, public_key=keys)))
-    if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
-        return
-    typer.echo(f"{result.a} -> {result.b}: {result.totals[0]} -> {result.totals[1]} cases")
-    for label, ids in (("added", result.added), ("removed", result.removed)):
-        typer.echo(f"{label}: {len(ids)}")
-        for case_id in ids[:limit]:
-            typer.echo(f"  {case_id}")
-    typer.echo(f"changed: {len(result.changed)}")
-    for case_id, fields in list(result.changed.items())[:limit]:
-        typer.echo(f"  {case_id} ({', '.join(fields)})")
-    for funnel, (na, nb) in result.funnels.items():
-        typer.echo(f"funnel {funnel:<22} {na} -> {nb} ({nb - na:+d})")
-    for label, items in (
-        ("tools newly covered", result.tools_added),
-        ("tools lost", result.tools_lost),
-        ("systems newly covered", result.systems_added),
-        ("systems lost", result.systems_lost),
-    ):
-        typer.echo(f"{label}: {', '.join(items) or '-'}")
+    report = _guard(
+        lambda: diff_report(_open(fs, a, public_key=keys), _open(fs, b, public_key=keys))
+    )
+    if fmt == "json":
+        typer.echo(json.dumps(report, indent=2, default=str))
+    elif fmt == "markdown":
+        typer.echo(render_markdown(report, limit))
+    else:
+        typer.echo(render_text(report, limit))
 
 
 def verify_cmd(
@@ -302,14 +315,26 @@ def promote_cmd(
     store: StoreOpt = None,
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
+    min_trust: Annotated[
+        str | None,
+        typer.Option(
+            "--min-trust",
+            help="Refuse when a case of the regression split is less trusted than this "
+            "(unconfirmed < oracle < human).",
+        ),
+    ] = None,
     public_key: PublicKeyOpt = None,
 ) -> None:
     """Point an alias at a version (atomically). The version must be published and verify
     (signature included, when a public key is given or the store has trusted_keys/).
 
-    Example: `golden sets promote nightly@2026.11.29.1 stable`
+    Example: `golden sets promote nightly@2026.11.29.1 stable --min-trust oracle`
     """
-    # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.filters.trust import RANK
+
+    if min_trust is not None and min_trust not in RANK:
+        raise typer.BadParameter(f"one of {', '.join(RANK)}", param_hint="--min-trust")
+    from golden_distill.datasets.store.layout import SetLayout, parse_ref
     from golden_distill.datasets.store.verify import verify_version
     from golden_distill.datasets.store.versions import resolve
 
@@ -325,8 +350,37 @@ def promote_cmd(
         for line in report.lines():
             typer.echo(f"FAIL {line}", err=True)
         raise typer.Exit(1)
+    if min_trust is not None:
+        golden = _guard(lambda: _open(fs, ref, public_key=keys))
+        weak = _weaker_regression_cases(golden, min_trust)
+        if weak:
+            typer.echo(
+                f"refused: {len(weak)} case(s) of the regression split are trusted less than "
+                f"{min_trust}, e.g. {', '.join(weak[:5])}; confirm them (golden review) or "
+                "move them out of regression",
+                err=True,
+            )
+            raise typer.Exit(1)
     old, new = _guard(lambda: move_alias(fs, SetLayout(parsed.set_name), alias, version))
     typer.echo(f"{parsed.set_name}@{alias}: {old or '(none)'} -> {new}")
+
+
+def _weaker_regression_cases(golden: Any, minimum: str) -> list[str]:
+    """Ids of regression-split cases trusted less than ``minimum`` (a version without splits:
+    every case counts as regression and unconfirmed)."""
+    import polars as pl
+
+    from golden_distill.filters.trust import at_least
+
+    frame = pl.from_arrow(golden.read_table())
+    assert isinstance(frame, pl.DataFrame)
+    split = pl.col("split") if "split" in frame.columns else pl.lit(None, dtype=pl.String)
+    trust = pl.col("trust") if "trust" in frame.columns else pl.lit(None, dtype=pl.String)
+    weak = frame.filter(
+        split.fill_null("regression").eq("regression")
+        & ~at_least(trust.fill_null("unconfirmed"), minimum)
+    )
+    return sorted(weak.get_column("case_id").to_list())
 
 
 def gc_cmd(

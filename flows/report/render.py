@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from golden_distill.datasets.quarantine import quarantine_hint
 from golden_distill.flows.report.svg import bar_chart
 
 CSS = """
@@ -97,8 +98,11 @@ def _flow_table(stats: dict[str, Any]) -> str:
         ("cases read", stats.get("cases_read")),
         ("in the time window", stats.get("in_window")),
         ("candidates (in at least one funnel, past the gates)", stats.get("candidates")),
-        ("cut by quotas", sum((stats.get("cut_by_quotas") or {}).values())),
         ("removed by dedup (one representative per cluster)", stats.get("removed_by_dedup")),
+        (
+            "cut by quotas (over the representatives)",
+            sum((stats.get("cut_by_quotas") or {}).values()),
+        ),
         (
             "refused by redaction (replaced by the next cluster member)",
             sum((stats.get("redaction_quarantined") or {}).values()),
@@ -118,6 +122,125 @@ def _change(stats: dict[str, Any]) -> str:
     return f"<p>Parent version: <code>{escape(str(change['parent']))}</code></p>" + _table(
         ("cases", "count"), rows
     )
+
+
+def _hints(quarantined: dict[str, Any] | None) -> str:
+    """The setting that would keep each family of quarantined records, when one exists."""
+    hints = [(r, h) for r in sorted(quarantined or {}) if (h := quarantine_hint(r))]
+    return "".join(f"<p class='muted'>{escape(r)}: {escape(h)}</p>" for r, h in hints)
+
+
+def _largest_clusters(stats: dict[str, Any]) -> str:
+    """Each large cluster: its tool path and outcome, then every member (kept or dropped)."""
+    parts = []
+    for c in stats.get("largest_clusters") or []:
+        parts.append(
+            f"<h3>{escape(c['cluster_id'])}: {int(c['size'])} runs, "
+            f"{escape(c.get('outcome') or 'ok')}</h3>"
+            f"<p class='muted'>tool path: <code>{escape(c.get('trajectory') or '')}</code></p>"
+        )
+        rows = [
+            (m["case_id"], m["role"], m["merged_by"], float(m["distance"]), m.get("outcome") or "")
+            for m in c.get("members") or []
+        ]
+        parts.append(_table(("case", "role", "merged by", "distance", "outcome"), rows))
+    return "".join(parts)
+
+
+def _borderline(stats: dict[str, Any]) -> str:
+    rows = [
+        (b["cluster_id"], b["case_id"], b["representative"], float(b["distance"]))
+        for b in stats.get("borderline") or []
+    ]
+    if not rows:
+        return ""
+    note = (
+        "<p class='muted'>Members merged at the edge of dedup.distance_threshold (within "
+        "dedup.borderline_band): a tighter threshold would keep them apart.</p>"
+    )
+    return note + _table(("cluster", "case", "representative", "distance"), rows)
+
+
+#: Rows of the case table shown in the page (the published cases hold every reason too).
+CASE_ROWS = 2000
+
+
+def _case_table(stats: dict[str, Any]) -> str:
+    import json
+
+    rows = []
+    for case in (stats.get("case_table") or [])[:CASE_ROWS]:
+        reasons = json.loads(case.get("funnel_reasons") or "{}")
+        why = "; ".join(f"{f}: {r}" for f, r in reasons.items() if f != "redacted")
+        rows.append(
+            (
+                case["case_id"],
+                why,
+                float(case.get("value_score") or 0.0),
+                int(case.get("cluster_size") or 1),
+                case.get("split") or "-",
+                case.get("trust") or "-",
+            )
+        )
+    if not rows:
+        return ""
+    shown = len(stats.get("case_table") or [])
+    note = (
+        f"<p class='muted'>First {CASE_ROWS:,} of {shown:,} by case id; "
+        "`golden sets show REF --case ID` explains any case.</p>"
+        if shown > CASE_ROWS
+        else ""
+    )
+    headers = ("case", "why (funnels and reasons)", "value score", "cluster size", "split",
+               "trust / review")  # fmt: skip
+    return note + _table(headers, rows)
+
+
+def _shares(stats: dict[str, Any]) -> str:
+    rows = [
+        (f"{kind} {name}", int(s["count"]), f"{s['share']:.1%}", s["cap"] if s["cap"] else "-")
+        for kind in ("funnel", "tenant")
+        for name, s in ((stats.get("shares") or {}).get(kind) or {}).items()
+    ]
+    return _table(("who", "published", "share", "cap"), rows) if rows else ""
+
+
+def _drops(stats: dict[str, Any]) -> dict[str, int]:
+    """Cases that were candidates and are not published, per reason."""
+    drops = {f"quota: {k}": int(v) for k, v in (stats.get("cut_by_quotas") or {}).items()}
+    if stats.get("removed_by_dedup"):
+        drops["dedup: a member of a published case's cluster"] = int(stats["removed_by_dedup"])
+    refused = sum((stats.get("redaction_quarantined") or {}).values())
+    if refused:
+        drops["redaction refused (replaced by the next cluster member)"] = int(refused)
+    for reason, count in (stats.get("review_rejected") or {}).items():
+        drops[f"review rejected: {reason}"] = int(count)
+    return drops
+
+
+def _drift(stats: dict[str, Any]) -> str:
+    if not stats.get("pinned"):
+        return ""
+    rows = [
+        (d["dimension"], d["value"], f"{d['before']:.1%}", f"{d['after']:.1%}",
+         f"{d['shift']:+.1%}")
+        for d in stats.get("drift") or []
+    ]  # fmt: skip
+    head = f"<p>Against the pinned version <code>{escape(str(stats['pinned']))}</code>.</p>"
+    table = _table(("dimension", "value", "before", "after", "shift"), rows) if rows else ""
+    gap = stats.get("coverage_gap") or {}
+    gap_html = ""
+    if gap:
+        gap_html = (
+            f"<p>Coverage gap: {int(gap['uncovered_cases']):,} of {int(gap['candidates']):,} "
+            f"candidates ({int(gap['uncovered_paths']):,} tool paths) have no case on their "
+            "tool path in the pinned version.</p>"
+            + _table(
+                ("tool path", "cases"),
+                [(p["trajectory"], int(p["cases"])) for p in gap.get("paths") or []],
+            )
+        )
+    return head + table + gap_html
 
 
 def _stage_times(stats: dict[str, Any]) -> str:
@@ -199,7 +322,8 @@ def render_report(stats: dict[str, Any]) -> str:
         _section("From recordings to golden cases", _flow_table(stats)),
         _mapping_section(
             "Quarantined while reading, per reason", stats.get("quarantined"), 1, "reason"
-        ),
+        )
+        + _hints(stats.get("quarantined")),
         _section(
             "Funnels",
             bar_chart("candidates per funnel", _items(stats.get("funnels"))),
@@ -208,7 +332,8 @@ def render_report(stats: dict[str, Any]) -> str:
         _mapping_section(
             "Funnel overlaps (cases in several funnels)", stats.get("funnel_overlaps"), 0, "funnels"
         ),
-        _mapping_section("Cut by quotas", stats.get("cut_by_quotas"), 1, "quota"),
+        _mapping_section("Candidates not published, per reason", _drops(stats), 1, "reason"),
+        _section("Shares of the published set against their caps", _shares(stats)),
         _mapping_section(
             "Not selected, per reason (no funnel, gates, redaction)",
             stats.get("not_selected"),
@@ -216,13 +341,17 @@ def render_report(stats: dict[str, Any]) -> str:
             "reason",
         ),
         _mapping_section("Dedup: clusters by size", sizes, 3, "cluster size", by_key=True),
+        _section("Dedup: largest clusters and their members", _largest_clusters(stats)),
+        _section("Dedup: borderline merges", _borderline(stats)),
         _mapping_section("Redaction: entities replaced", stats.get("redaction"), 4, "entity type"),
         _mapping_section(
             "Quarantined by redaction, per reason", stats.get("redaction_quarantined"), 1, "reason"
         ),
         _section("Redaction: field inventory", _field_inventory(stats)),
         *coverage_parts,
+        _section("Published cases and why each is in", _case_table(stats)),
         _section("Change against the parent version", _change(stats)),
+        _section("Drift and coverage gap against the pinned version", _drift(stats)),
         _section("Run time per stage (seconds)", _stage_times(stats)),
     ]
     return (

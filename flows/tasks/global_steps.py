@@ -16,12 +16,12 @@ import pyarrow.parquet as pq
 from golden_distill.datasets.reader import VersionNotFound, open_set
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.datasets.sources.uris import display_uri
-from golden_distill.datasets.store.publish import publish_version
-from golden_distill.datasets.store.signing import signing_key_from_env
-from golden_distill.filters.dedup.cluster import cluster
-from golden_distill.filters.dedup.representatives import choose_representatives
-from golden_distill.filters.runner import SELECTED, decide_selection
-from golden_distill.filters.selection_stats import selection_stats
+from golden_distill.filters.curation_config import SplitsConfig
+from golden_distill.filters.review import ReviewDecisions, corrected_expected, parse_log
+from golden_distill.filters.selection import Chosen
+from golden_distill.filters.selection import choose as choose_cases
+from golden_distill.filters.splits import assign_splits
+from golden_distill.filters.trust import trust_expr
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.jobs import ShardResult
@@ -34,37 +34,110 @@ def load_decisions(results: list[ShardResult]) -> pl.DataFrame:
     return pl.concat([pl.read_parquet(r.decisions_path) for r in results], how="diagonal_relaxed")
 
 
+def batch_wide(
+    decisions: pl.DataFrame, results: list[ShardResult], config: PipelineConfig
+) -> pl.DataFrame:
+    """When a funnel compares cases with a batch-wide figure (a percentile of the whole batch),
+    compute it once over every shard's decisions and re-score the rows the shards kept for it
+    (scored permissively per shard); otherwise the decisions as they are."""
+    from golden_distill.filters.case_source import read_cases
+    from golden_distill.filters.runner import (
+        figures_from,
+        needs_rescore,
+        permissive_figures,
+        rescore,
+    )
+
+    if not permissive_figures(config.funnels):
+        return decisions
+    figures = figures_from(decisions, config.funnels)
+    ids = decisions.filter(needs_rescore(decisions)).get_column("case_id")
+    rows = read_cases([r.candidates_path for r in results], config.funnels)
+    rows = rows.filter(pl.col("case_id").is_in(ids.implode()))
+    return rescore(decisions, rows, config.funnels, figures)
+
+
 def load_signatures(results: list[ShardResult], kept: pl.Series) -> pl.DataFrame:
     frames = [pl.read_parquet(r.signatures_path) for r in results]
     return pl.concat(frames, how="vertical_relaxed").filter(pl.col("case_id").is_in(kept.implode()))
 
 
-def apply_quotas(
-    decisions: pl.DataFrame, config: PipelineConfig
-) -> tuple[pl.Series, dict[str, Any]]:
-    """Case ids the quotas keep over the whole batch, and the funnel stage's counts."""
+def with_decided_scores(signatures: pl.DataFrame, decisions: pl.DataFrame) -> pl.DataFrame:
+    """Signatures carrying the global decisions' value_score and funnels (what ranks cluster
+    members), not the shard pass's."""
+    scores = decisions.filter(pl.col("candidate")).unique("case_id", keep="first")
+    return (
+        signatures.drop("value_score", "funnels")
+        .join(scores.select("case_id", "value_score", "funnels"), on="case_id", how="left")
+        .select(signatures.columns)
+    )
 
-    decided = decide_selection(decisions, config.funnels)
-    counts = selection_stats(decided, config.funnels)
-    kept = decided.filter(pl.col("status") == SELECTED).get_column("case_id")
+
+def choose(
+    decisions: pl.DataFrame,
+    clusters: pl.DataFrame | None,
+    config: PipelineConfig,
+    excluded: set,
+    rejected: set | None = None,
+) -> Chosen:
+    """Representatives of the clusters (minus ``excluded`` and ``rejected``), then quotas."""
+    return choose_cases(
+        decisions, clusters, config.funnels, config.dedup, excluded, rejected or set()
+    )
+
+
+def review_log(resolved: ResolvedRun) -> bytes | None:
+    """The set's review log (filters/review.py), None when nobody reviewed it yet."""
+    from golden_distill.datasets.store.fs import StoreFS
+    from golden_distill.filters.review import log_path
+
+    store = StoreFS(resolved.store_url, resolved.config.publish.storage_options or None)
+    try:
+        return store.read_bytes(log_path(resolved.set_name))
+    except FileNotFoundError:
+        return None
+
+
+def review_decisions(resolved: ResolvedRun) -> ReviewDecisions:
+    return ReviewDecisions.from_entries(parse_log(review_log(resolved)))
+
+
+def selection_counts(chosen: Chosen, config: PipelineConfig) -> dict[str, Any]:
+    """The funnel, dedup and quota counts of a selection, for the report and the manifest."""
+    from golden_distill.filters.selection_stats import selection_stats
+
+    counts = selection_stats(chosen.decisions, config.funnels)
     dropped = counts.get("dropped", {})
-    stats = {
+    return {
         "funnels": counts.get("members", {}),
         "funnel_overlaps": {k.replace("&", "+"): v for k, v in counts.get("overlaps", {}).items()},
         "cut_by_quotas": {
             k.removeprefix("quota:"): v for k, v in dropped.items() if k.startswith("quota:")
         },
-        "not_selected": {k: v for k, v in dropped.items() if not k.startswith("quota:")},
+        "not_selected": {
+            k: v
+            for k, v in dropped.items()
+            if not k.startswith(("quota:", "dedup:", "redaction:", "review:"))
+        },
+        "review_rejected": {
+            k.removeprefix("review:"): v for k, v in dropped.items() if k.startswith("review:")
+        },
         "quota_cuts_per_funnel": counts.get("quota_cuts_per_funnel", {}),
-        "after_quotas": int(kept.len()),
+        "removed_by_dedup": sum(v for k, v in dropped.items() if k.startswith("dedup:")),
+        "after_quotas": chosen.representatives.height,
+        "shares": chosen.shares,
     }
-    return kept, stats
 
 
 def deduplicate(
     signatures: pl.DataFrame, config: PipelineConfig
 ) -> tuple[pl.DataFrame | None, dict[str, Any]]:
     """The cluster table of the kept cases (None when dedup is off) and its counts."""
+    from dataclasses import asdict
+
+    from golden_distill.filters.dedup.borderline import borderline_members
+    from golden_distill.filters.dedup.cluster import cluster
+    from golden_distill.filters.dedup.report import largest_clusters
 
     cfg = config.dedup
     if not cfg.enabled or signatures.height == 0:
@@ -86,6 +159,10 @@ def deduplicate(
             "merged_exact": clustering.stats.merged_exact,
             "merged_near": clustering.stats.merged_near,
         },
+        "largest_clusters": [
+            asdict(c) for c in largest_clusters(clustering.table, signatures, cfg.report_largest)
+        ],
+        "borderline": borderline_members(clustering.table, cfg).head(100).to_dicts(),
     }
     return clustering.table, stats
 
@@ -93,8 +170,9 @@ def deduplicate(
 def representatives(
     clusters: pl.DataFrame | None, kept: pl.Series, excluded: set[str], config: PipelineConfig
 ) -> pl.DataFrame:
-    """The cases to publish (case_id, cluster_id, cluster_size): the best members of each
-    cluster that are not ``excluded`` (refused by redaction); every kept case without dedup."""
+    """The cases to publish (case_id, cluster_id, cluster_size) of an incremental run: the best
+    members of each new cluster that are not ``excluded``; every kept case without dedup."""
+    from golden_distill.filters.dedup.representatives import choose_representatives
 
     if clusters is None:
         frame = pl.DataFrame({"case_id": kept}).filter(~pl.col("case_id").is_in(list(excluded)))
@@ -108,11 +186,22 @@ def representatives(
     return chosen.select("case_id", "cluster_id", "cluster_size")
 
 
+def quota_kept(decisions: pl.DataFrame, config: PipelineConfig) -> tuple[pl.Series, dict[str, Any]]:
+    """Incremental runs: the new candidates the quotas keep (quotas over the candidates, before
+    the joint clustering with the previous version), and the funnel stage's counts."""
+    from golden_distill.filters.dedup.config import DedupConfig
+
+    chosen = choose_cases(decisions, None, config.funnels, DedupConfig(enabled=False))
+    stats = selection_counts(chosen, config)
+    return chosen.representatives.get_column("case_id"), stats
+
+
 def write_publish_parts(
     redacted_paths: list[str],
     reps: pl.DataFrame,
     out_dir: Path,
     carried: Iterable[pl.DataFrame] = (),
+    splits: SplitsConfig | None = None,
 ) -> tuple[list[Path], dict[str, Any], set[str]]:
     """Write the representatives' redacted rows, with their cluster, as Parquet parts (one per
     redaction task, so memory holds one shard at a time), then the rows ``carried`` over from
@@ -127,7 +216,7 @@ def write_publish_parts(
     parts: list[Path] = []
     counted: list[dict[str, Any]] = []
     for frame in carried:
-        frame = frame.select(GOLDEN_SCHEMA.names)
+        frame = _carried_with_curation(frame, splits)
         written.update(frame.get_column("case_id").to_list())
         counted.append(published_stats(frame))
         part = out_dir / f"part-{len(parts):05d}.parquet"
@@ -137,7 +226,7 @@ def write_publish_parts(
         frame = (
             pl.scan_parquet(path)
             .filter(pl.col("case_id").is_in(ids.implode()))
-            .drop("cluster_id", "cluster_size")
+            .drop([c for c in reps.columns if c != "case_id"], strict=False)
             .collect()
         )
         frame = frame.filter(
@@ -145,7 +234,12 @@ def write_publish_parts(
         ).unique("case_id", maintain_order=True)
         if frame.height == 0:
             continue
-        frame = frame.join(reps, on="case_id", how="left").select(GOLDEN_SCHEMA.names)
+        frame = frame.join(reps, on="case_id", how="left")
+        corrected = corrected_expected(frame)  # reviewers' corrections (when `expected` exists)
+        if corrected is not None:
+            frame = frame.with_columns(corrected)
+        confirmed = pl.col("_confirmed") if "_confirmed" in frame.columns else None
+        frame = frame.with_columns(trust=trust_expr(frame, confirmed)).select(GOLDEN_SCHEMA.names)
         written.update(frame.get_column("case_id").to_list())
         counted.append(published_stats(frame))
         part = out_dir / f"part-{len(parts):05d}.parquet"
@@ -153,6 +247,19 @@ def write_publish_parts(
         parts.append(part)
         del frame
     return parts, merge_published_stats(counted), written
+
+
+def _carried_with_curation(frame: pl.DataFrame, splits: SplitsConfig | None) -> pl.DataFrame:
+    """A carried (previously published) batch in GOLDEN_SCHEMA: a version published before
+    splits and trust existed gets them now (its split by cluster, like a new case's)."""
+    for name in ("split", "trust"):
+        if name not in frame.columns:
+            frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(name))
+    frame = frame.with_columns(trust=pl.coalesce(pl.col("trust"), trust_expr(frame)))
+    if splits is not None and frame.get_column("split").null_count():
+        assigned = assign_splits(frame.select("case_id", "cluster_id"), splits)
+        frame = frame.with_columns(split=pl.coalesce(pl.col("split"), assigned))
+    return frame.select(GOLDEN_SCHEMA.names)
 
 
 def to_golden_arrow(table: pl.DataFrame) -> pa.Table:
@@ -179,6 +286,66 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
             return parent.version, set(parent.read_table().column("case_id").to_pylist())
         ids.update(opener(entry).read(columns=["case_id"]).column("case_id").to_pylist())
     return parent.version, ids
+
+
+def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -> dict[str, Any]:
+    """Drift of this version against the pinned one (alias `stable`, else `latest`) and the
+    coverage gap: candidates whose tool path has no case in it. {} for a new set."""
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+    from golden_distill.filters.dedup.signature import signatures
+    from golden_distill.filters.drift import coverage_gap, drift
+
+    pinned = None
+    for alias in ("stable", "latest"):
+        try:
+            pinned = open_set(
+                resolved.store_url,
+                f"{resolved.set_name}@{alias}",
+                storage_options=resolved.config.publish.storage_options or None,
+            )
+            break
+        except (VersionNotFound, FileNotFoundError):
+            continue
+    if pinned is None:
+        return {}
+    before = pl.from_arrow(pinned.read_table())
+    assert isinstance(before, pl.DataFrame)
+    after = pl.read_parquet(parts) if parts else before.head(0)
+    out: dict[str, Any] = {"pinned": pinned.version, "drift": drift(before, after, top=20)}
+    if paths is not None:
+        pinned_paths = signatures(before, resolved.config.dedup).select("path_key")
+        out["coverage_gap"] = coverage_gap(paths, pinned_paths)
+    return out
+
+
+def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
+    """case_id -> split of the set's `latest` version ({} for a new set, or a version made
+    before splits existed): what keeps a case's split sticky across versions."""
+    from golden_distill.datasets.reader import VersionNotFound, open_set
+
+    try:
+        parent = open_set(
+            resolved.store_url,
+            f"{resolved.set_name}@latest",
+            storage_options=resolved.config.publish.storage_options or None,
+        )
+    except (VersionNotFound, FileNotFoundError):
+        return {}
+    opener = getattr(parent, "_open", None)
+    out: dict[str, str] = {}
+    for entry in parent.case_files:
+        if opener is None:  # pragma: no cover - reader without it
+            table = parent.read_table()
+        else:
+            file = opener(entry)
+            if "split" not in file.schema_arrow.names:
+                return {}
+            table = file.read(columns=["case_id", "split"])
+        if "split" not in table.column_names:
+            return {}
+        ids, splits = table.column("case_id").to_pylist(), table.column("split").to_pylist()
+        out.update({c: s for c, s in zip(ids, splits, strict=True) if s})
+    return out
 
 
 def parent_field_inventory(resolved: ResolvedRun) -> dict[str, Any] | None:
@@ -248,8 +415,11 @@ def publish(
     stats: dict[str, Any],
     render: Callable[[dict[str, Any]], str],
     key_id: str | None,
-) -> tuple[str, str]:
-    """Publish the version; its id and the report's location."""
+) -> tuple[str, str, str | None]:
+    """Publish the version; its id, the report's location, and the version it duplicates
+    (same content hash: nothing new was published), if any."""
+    from golden_distill.datasets.store.publish import publish_version
+    from golden_distill.datasets.store.signing import signing_key_from_env
 
     config = resolved.config
     clusters = selection.published_clusters()
@@ -273,7 +443,12 @@ def publish(
                 "records_read": stats.get("records_read", 0),
                 "quarantined": stats.get("quarantined", {}),
             },
-            "stats": {k: v for k, v in stats.items() if k not in ("change", "field_inventory")},
+            # the case table is in the report and the cases themselves, not the manifest
+            "stats": {
+                k: v
+                for k, v in stats.items()
+                if k not in ("change", "case_table", "field_inventory")
+            },
             "redaction": {
                 "entities": stats.get("redaction", {}),
                 "fields": stats.get("field_inventory", {}),
@@ -287,7 +462,7 @@ def publish(
         config=config.publish,
         signing_key=signing_key_from_env(secret_block=config.publish.signing_key_secret_block),
     )
-    return result.version, report_location(resolved, result.url)
+    return result.version, report_location(resolved, result.url), result.deduplicated_of
 
 
 def report_location(resolved: ResolvedRun, version_url: str) -> str:

@@ -20,10 +20,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from golden_distill.filters.review import log_digest
+from golden_distill.filters.splits import assign_splits
 from golden_distill.flows.caching import (
     pipeline_version,
     shard_config_sha256,
@@ -51,6 +54,7 @@ class PublishOutcome:
     report_path: str
     stats: dict[str, Any]
     reused: bool = False  # nothing changed: the latest version is this run's result
+    why: str | None = None  # why the latest version stands (when reused)
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,13 @@ def _run_publish(job: PublishJob) -> PublishOutcome:
                 "report artifacts", _artifacts, resolved, version, report_path,
                 {**stats, "shards_cached": job.cached[0]},
             )  # fmt: skip
-        return PublishOutcome(version=version, report_path=report_path, stats=stats, reused=True)
+        return PublishOutcome(
+            version=version,
+            report_path=report_path,
+            stats=stats,
+            reused=True,
+            why=SAME_INPUTS,
+        )
     parts_dir = resolved.work_dir / "publish" / uuid.uuid4().hex
     try:
         return _publish_parts(job, parts_dir)
@@ -133,19 +143,21 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
     try:
         parts, published, case_ids = global_steps.write_publish_parts(
             [r.redacted_path for r in job.redacted],
-            selection.representatives,
+            with_splits(selection.published_columns(), resolved),
             parts_dir,
             carried,
+            resolved.config.curation.splits,
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None
     try:
         stats = build_stats(job, published, case_ids)
+        stats.update(global_steps.drift_against_pinned(resolved, parts, selection.paths))
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
     try:
-        version, report_path = global_steps.publish(
+        version, report_path, same_as = global_steps.publish(
             resolved, parts, selection, stats, render_report, job.key_id
         )
     except StageError:
@@ -155,7 +167,38 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
     stats["version"] = version  # visible from here: nothing below may fail the run
     if job.artifacts:
         best_effort("report artifacts", _artifacts, resolved, version, report_path, stats)
+    if same_as is not None:
+        why = SAME_CONTENT.format(version=same_as)
+        return PublishOutcome(version, report_path, stats, reused=True, why=why)
     return PublishOutcome(version=version, report_path=report_path, stats=stats)
+
+
+#: Why the latest version stands, as `golden run` prints it.
+SAME_INPUTS = (
+    "same inputs: shard contents, selection, config, pseudonym key and code are unchanged "
+    "since it was published"
+)
+SAME_CONTENT = (
+    "same content hash: this run selected and redacted exactly the cases of {version} "
+    "(a config change that selects the same cases changes nothing)"
+)
+
+
+def with_splits(published: pl.DataFrame, resolved: ResolvedRun) -> pl.DataFrame:
+    """The published cases with their split: the parent version's for cases it had, else by
+    cluster (filters/splits.py)."""
+    previous = global_steps.parent_splits(resolved)
+    curation = resolved.config.curation
+    split = assign_splits(published, curation.splits, previous)
+    out = published.with_columns(split)
+    if curation.review.require_confirmation and "_confirmed" in out.columns:
+        # only cases a person confirmed may stand in the regression split
+        out = out.with_columns(
+            split=pl.when((pl.col("split") == "regression") & ~pl.col("_confirmed"))
+            .then(pl.lit("dev"))
+            .otherwise(pl.col("split"))
+        )
+    return out
 
 
 def best_effort(what: str, action: Any, *args: Any, **kwargs: Any) -> Any:
@@ -220,4 +263,7 @@ def inputs_sha256(
     if select_key is None:
         return None
     keys = [r.cache_key for r in redacted]
-    return version_inputs_sha256(resolved.config, resolved.set_name, key_id, keys, head=select_key)
+    review = log_digest(global_steps.review_log(resolved))  # a new review decision counts
+    return version_inputs_sha256(
+        resolved.config, resolved.set_name, key_id, keys, head=select_key, extra=review
+    )

@@ -71,27 +71,43 @@ def published_stats(table: pl.DataFrame) -> dict[str, Any]:
     systems = steps.select("case_id", "system").unique().get_column("system")
     return {
         "published": table.height,
+        "case_table": case_table(table),
         "published_per_funnel": funnels,
         "coverage": {
             "tenant": _counts(table.get_column("tenant_id")),
             "system": _counts(systems),
             "tool": _counts(tools),
+            **{c: _counts(table.get_column(c)) for c in ("split", "trust") if c in table.columns},
         },
     }
 
 
+#: Columns of the report's case table (ids, funnel reasons, numbers: no record text).
+CASE_TABLE_COLUMNS = ("case_id", "funnel_reasons", "value_score", "cluster_size", "split", "trust")
+
+
+def case_table(table: pl.DataFrame) -> list[dict[str, Any]]:
+    """One row per published case: why it is in (funnel reasons), its score, cluster size,
+    split and trust (the review state)."""
+    columns = [c for c in CASE_TABLE_COLUMNS if c in table.columns]
+    return table.select(columns).sort("case_id").to_dicts()
+
+
 def merge_published_stats(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Sum ``published_stats`` of several parts of one version."""
+    cases: list[dict[str, Any]] = []
     total = 0
     per_funnel: Counter[str] = Counter()
     coverage: dict[str, Counter[str]] = {}
     for part in parts:
         total += int(part.get("published", 0))
+        cases.extend(part.get("case_table") or [])
         per_funnel.update(part.get("published_per_funnel") or {})
         for dim, counts in (part.get("coverage") or {}).items():
             coverage.setdefault(dim, Counter()).update(counts)
     return {
         "published": total,
+        "case_table": sorted(cases, key=lambda r: r["case_id"]),
         "published_per_funnel": dict(per_funnel),
         "coverage": {dim: dict(counts) for dim, counts in coverage.items()},
     }

@@ -1,5 +1,6 @@
-"""The global step: quotas over every shard's decisions, then clustering of the kept cases;
-for an incremental run, jointly with the previous version's representatives.
+"""The global step: clustering of every shard's candidates, then quotas over the representatives
+(``filters.selection``, the same code `golden preview` runs); for an incremental run, quotas over
+the new candidates, then clustering jointly with the previous version's representatives.
 
 Only small columns travel here (ids, tenant, funnels, score, trajectory signature) and the dedup
 signatures; whole cases stay in the shard files until the redact task reads the chosen ones, and
@@ -32,11 +33,18 @@ class Selection:
     """What quotas kept, the clusters among them, the current representatives, and (incremental
     runs) the previous version's clusters carried into this one."""
 
-    kept: pl.Series  # new case ids the quotas keep
+    kept: pl.Series  # new case ids the quotas keep (all candidates when quotas run after dedup)
     clusters: pl.DataFrame | None  # the cluster table of new-only clusters (None: dedup off)
     representatives: pl.DataFrame  # new representatives: case_id, cluster_id, cluster_size
     excluded: set[str] = field(default_factory=set)  # refused by redaction
     stats: dict[str, Any] = field(default_factory=dict)
+    #: every case's decision with its status (filters.selection), for a run built from sources
+    decisions: pl.DataFrame | None = None
+    rejected: set[str] = field(default_factory=set)  # rejected in review (filters/review.py)
+    confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
+    corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # corrected expected
+    #: every candidate's tool path (case_id, path_key, trajectory), for the coverage gap
+    paths: pl.DataFrame | None = None
     parent_version: str | None = None  # the version grown (None: built from sources alone)
     carried: pl.DataFrame | None = None  # CARRIED_SCHEMA: kept previous representatives
     carried_clusters: pl.DataFrame | None = None  # their cluster rows (+ new members attached)
@@ -51,10 +59,64 @@ class Selection:
         return self.representatives.get_column("case_id")
 
     def exclude(self, case_ids: set[str], config: PipelineConfig) -> None:
-        """Drop cases redaction refused; the next member of each cluster takes their place."""
+        """Drop cases redaction refused; the next member of each cluster takes their place
+        (and the quotas are applied again to the new representatives)."""
         self.excluded |= case_ids
-        self.representatives = global_steps.representatives(
-            self.clusters, self.kept, self.excluded, config
+        self._choose(config)
+
+    def apply_review(self, review: Any, config: PipelineConfig) -> None:
+        """Leave out the candidates a reviewer rejected: by case id, and by content hash (the
+        same run recorded again under another id); their clusters' next members replace them.
+        Confirmed (and corrected) cases are published with trust ``human``."""
+        self.confirmed = set(review.confirmed)
+        self.corrections = dict(review.corrections)
+        ids = set(review.rejected_ids)
+        if self.clusters is not None and review.rejected_hashes:
+            same = self.clusters.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
+            ids |= set(same.get_column("case_id").to_list())
+        self.rejected |= ids & set(self.kept.to_list())
+        if self.rejected:
+            self._choose(config)
+
+    def _choose(self, config: PipelineConfig) -> None:
+        if self.decisions is None:  # incremental run: representatives of the new clusters
+            self.representatives = global_steps.representatives(
+                self.clusters, self.kept, self.excluded | self.rejected, config
+            )
+            return
+        chosen = global_steps.choose(
+            self.decisions, self.clusters, config, self.excluded, self.rejected
+        )
+        self.decisions = chosen.decisions
+        self.representatives = chosen.representatives.drop("priority")
+        self.stats.update(global_steps.selection_counts(chosen, config))
+
+    def published_columns(self) -> pl.DataFrame:
+        """The representatives with the review marks and, for a run built from sources, the
+        pipeline columns the global decisions give them (funnels, funnel_reasons, value_score:
+        the batch-wide pass, not the shard's)."""
+        reps = self.representatives
+        if self.decisions is not None:
+            decided = self.decisions.filter(pl.col("status") == "selected").unique(
+                "case_id", keep="first"
+            )
+            reps = reps.join(
+                decided.select("case_id", "funnels", "funnel_reasons", "value_score"),
+                on="case_id",
+                how="left",
+            )
+        return reps.with_columns(
+            _confirmed=pl.col("case_id").is_in(sorted(self.confirmed)),
+            _expected_final_state=pl.col("case_id").replace_strict(
+                {k: v["final_state"] for k, v in self.corrections.items()},
+                default=None,
+                return_dtype=pl.String,
+            ),
+            _expected_actions=pl.col("case_id").replace_strict(
+                {k: v["actions"] for k, v in self.corrections.items()},
+                default=None,
+                return_dtype=pl.String,
+            ),
         )
 
     def published_clusters(self) -> pa.Table | None:
@@ -124,8 +186,7 @@ def select_cases(
     skips the global dedup too."""
     config = resolved.config
     try:
-        decisions = global_steps.load_decisions(results)
-        kept, quota_stats = global_steps.apply_quotas(decisions, config)
+        decisions = global_steps.batch_wide(global_steps.load_decisions(results), results, config)
     except Exception as exc:
         raise StageError("select", describe(exc)) from None
     try:
@@ -135,23 +196,35 @@ def select_cases(
         raise StageError("select", f"reading the previous version: {describe(exc)}") from None
     try:
         if parent is None:
-            signatures = global_steps.load_signatures(results, kept)
-            clusters, dedup_stats = global_steps.deduplicate(signatures, config)
-            reps = global_steps.representatives(clusters, kept, set(), config)
-            dedup_stats["removed_by_dedup"] = int(kept.len()) - reps.height
-            seen = signatures.select("case_id", "recorded_at")
-            return Selection(
-                kept=kept,
-                clusters=clusters,
-                representatives=reps,
-                stats={**quota_stats, **dedup_stats},
-                last_seen=_newest_per_cluster(clusters, seen),
-            )
+            return _from_sources(results, config, decisions)
+        kept, quota_stats = global_steps.quota_kept(decisions, config)
         return _grow(results, config, kept, quota_stats, parent, resolved)
     except StageError:
         raise
     except Exception as exc:
         raise StageError("dedup", describe(exc)) from None
+
+
+def _from_sources(
+    results: list[ShardResult], config: PipelineConfig, decisions: pl.DataFrame
+) -> Selection:
+    """Cluster every candidate, one representative per cluster, then the quotas over those."""
+    candidates = decisions.filter(pl.col("candidate")).get_column("case_id")
+    signatures = global_steps.with_decided_scores(
+        global_steps.load_signatures(results, candidates), decisions
+    )
+    clusters, dedup_stats = global_steps.deduplicate(signatures, config)
+    chosen = global_steps.choose(decisions, clusters, config, set())
+    seen = signatures.select("case_id", "recorded_at")
+    return Selection(
+        kept=candidates.unique(),
+        clusters=clusters,
+        representatives=chosen.representatives.drop("priority"),
+        stats={**dedup_stats, **global_steps.selection_counts(chosen, config)},
+        last_seen=_newest_per_cluster(clusters, seen),
+        decisions=chosen.decisions,
+        paths=signatures.select("case_id", "path_key", "trajectory"),
+    )
 
 
 def _grow(

@@ -24,7 +24,7 @@ from golden_distill.datasets.ingest import ingest
 from golden_distill.datasets.quarantine import read_quarantine
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.filters.dedup.signature import signatures
-from golden_distill.filters.runner import score_cases
+from golden_distill.filters.runner import needs_rescore, permissive_figures, score_cases
 from golden_distill.flows.caching import pipeline_version, shard_task_cache_key
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError
@@ -113,6 +113,8 @@ DECISION_COLUMNS = (
     "funnels",
     "candidate",
     "status",
+    "funnel_reasons",
+    "n_steps",
 )
 
 
@@ -123,14 +125,16 @@ def score_funnels(
     rows with funnels, funnel_reasons and value_score; the small per-case decisions; counts."""
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
-    scored = score_cases(frame, config.funnels)
+    # Batch-wide figures (a percentile of the whole batch) are not known per shard: a funnel
+    # that uses one is scored permissively here, its rows kept, and re-scored globally.
+    permissive = permissive_figures(config.funnels)
+    scored = score_cases(frame, config.funnels, figures=permissive)
     keep = [c for c in scored.columns if c in DECISION_COLUMNS or c.startswith("in_")]
     decisions = scored.select(keep)
-    chosen = scored.filter(pl.col("candidate")).select(
-        "case_id", "funnels", "funnel_reasons", "value_score"
-    )
+    kept = needs_rescore(scored) if permissive else pl.col("candidate")
+    chosen = scored.filter(kept).select("case_id", "funnels", "funnel_reasons", "value_score")
     candidates = frame.join(chosen, on="case_id", how="inner", maintain_order="left")
-    stats = {"scored": scored.height, "funnel_candidates": chosen.height}
+    stats = {"scored": scored.height, "funnel_candidates": int(scored["candidate"].sum())}
     return candidates.to_arrow(), decisions, stats
 
 
@@ -158,7 +162,7 @@ def _run(job: ShardJob) -> ShardResult:
     candidates, decisions, funnel_stats = timed("funnels", score_funnels, table, job.config)
     del table
     stats.update(funnel_stats)
-    stats["candidates"] = candidates.num_rows
+    stats["candidates"] = funnel_stats["funnel_candidates"]
     sigs = timed("dedup", dedup_signatures, candidates, job.config)
 
     candidates_path = out / "candidates.parquet"

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from two_phase import select
 
 from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.runner import score_cases, select
+from golden_distill.filters.runner import score_cases
 
 SELECTION_FUNNELS = ("high_value_mutating", "recovery", "human_handoff")
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from two_phase import decide as decide_selection
 from typer.testing import CliRunner
 
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.preview import config_changes, diff_report, preview_report
-from golden_distill.filters.runner import decide_selection, score_cases
+from golden_distill.filters.runner import score_cases
 from golden_distill.flows.cli import app
 
 
@@ -46,7 +47,10 @@ def test_preview_json_reports_counts_and_never_personal_data(generated):
     assert 0 < p["selected"] <= p["candidates"] < p["cases"]
     assert sum(r["selected"] for r in p["by_tenant"]) <= p["selected"]
     assert max(r["selected"] for r in p["by_tenant"]) <= 20
-    assert p["quota_cuts"]["quota:tenant_max"] == p["candidates"] - p["selected"]
+    # candidates are deduplicated first, then the quotas cut representatives
+    cut = p["quota_cuts"]["quota:tenant_max"]
+    assert cut > 0 and p["dedup"]["removed"] > 0
+    assert cut + p["dedup"]["removed"] == p["candidates"] - p["selected"]
     assert p["dropped"]["gate:tenant_opted_out"] > 0
     for funnel in ("high_value_mutating", "recovery", "human_handoff"):
         assert p["funnels"][funnel]["members"] >= p["funnels"][funnel]["selected"] > 0
@@ -69,6 +73,31 @@ def test_preview_against_shows_entering_and_leaving(generated):
     assert "funnels.high_value_mutating.amount_threshold: 5000.0 (against: 10000.0)" in text.output
     assert "wall" in text.output
     assert not [v for v in _personal_values(truth) if v in text.output]
+
+
+def test_against_compares_whole_configs_ingest_and_dedup_included(generated, tmp_path):
+    root, _, tuned = generated
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        tuned.read_text()
+        + "ingest:\n  malformed_arguments: keep_as_string\n"
+        + "dedup:\n  distance_threshold: 0.2\n"
+    )
+    result = CliRunner().invoke(
+        app,
+        ["preview", "--json", "--config", str(tuned), "--against", str(other), str(root / "rec")],
+    )
+    assert result.exit_code == 0, result.output
+    diff = json.loads(result.output)["diff"]
+    keys = {c["key"] for c in diff["config_changes"]}
+    assert {"ingest.malformed_arguments", "dedup.distance_threshold"} <= keys
+    # a tighter threshold splits clusters: more cases selected, some stand for smaller clusters
+    assert diff["selected"]["against"] > diff["selected"]["config"]
+    assert diff["cluster_changes"]["cluster_size_changed"] > 0
+    assert (
+        diff["entering"]["count"] + diff["selected"]["against"] - diff["leaving"]["count"]
+        == (diff["selected"]["config"])
+    )
 
 
 def test_diff_report_explains_moves(build):

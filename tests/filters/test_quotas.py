@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 import polars as pl
+from two_phase import select
 
 from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.runner import select
 
 
 def _corpus(build, n: int = 240) -> pl.DataFrame:
@@ -39,9 +39,21 @@ def test_per_tenant_cap_absolute_and_fraction(build):
     assert result.stats["dropped"]["quota:tenant_max"] == 240 - result.stats["selected"]
     assert result.stats["selected"] == per_tenant["len"].sum()
 
-    cfg.quotas.per_tenant_max = 0.25  # a quarter of what the funnel caps left (240)
+    cfg.quotas.per_tenant_max = 0.25  # a quarter of the final set, not of the 240 candidates
     result = select(frame, cfg)
-    assert result.table.group_by("tenant_id").len()["len"].max() <= 60
+    shares = result.table.group_by("tenant_id").len()
+    assert shares["len"].max() <= 0.25 * result.table.height  # was 60 of 180 (33%) before
+    assert result.table.height == 160  # t1-t3 have 40 each: t0 may have 40 of 160
+
+
+def test_fractional_caps_hold_of_the_final_set_for_funnels_too(build):
+    frame = _corpus(build)
+    cfg = FunnelsConfig()
+    cfg.quotas.per_funnel_max = {"high_value_mutating": 0.1}
+    result = select(frame, cfg)
+    hv = result.table.filter(pl.col("funnels").list.contains("high_value_mutating")).height
+    assert 0 < hv <= 0.1 * result.table.height
+    assert result.stats["dropped"].get("quota:funnel_max:high_value_mutating", 0) > 0
 
 
 def test_per_funnel_max_and_max_cases(build):

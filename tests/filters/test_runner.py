@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import polars as pl
+from two_phase import annotate, select
 
 from golden_distill.datasets.case import Outcome
 from golden_distill.datasets.schema import CASE_SCHEMA, GOLDEN_SCHEMA
 from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.runner import annotate, batch_figures, score_cases, select
+from golden_distill.filters.runner import batch_figures, score_cases
 
 
 def _mixed(build):
@@ -106,7 +107,8 @@ def test_a_run_read_twice_is_scored_twice_and_published_once(build):
     scored = score_cases(doubled, FunnelsConfig())
     assert scored.height == 2 * frame.height
     result = select(doubled, FunnelsConfig())
-    assert result.stats["selected"] == 6
+    assert result.stats["selected"] == 3  # the second reading is a duplicate, not a new case
+    assert result.stats["dropped"]["dedup:duplicate_id"] == 3
     assert sorted(result.table["case_id"]) == sorted(
         select(frame, FunnelsConfig()).table["case_id"]
     )

@@ -11,9 +11,10 @@ from pathlib import Path
 import orjson
 import polars as pl
 import pytest
+from dedup_helpers import deduplicate
 
 from golden_distill.datasets.ingest import ingest
-from golden_distill.filters.dedup import DedupConfig, cluster, deduplicate, signatures
+from golden_distill.filters.dedup import DedupConfig, cluster, signatures
 from golden_distill.synthetic import Truth, generate_corpus, load_truth
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import orjson
+from dedup_helpers import deduplicate
 
 from golden_distill.filters.dedup.config import DedupConfig
-from golden_distill.filters.dedup.deduplicate import deduplicate
 
 
 def _cases(dsl):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from dedup_helpers import deduplicate
 
 from golden_distill.filters.dedup.cluster import cluster
 from golden_distill.filters.dedup.config import DedupConfig
-from golden_distill.filters.dedup.deduplicate import deduplicate
 from golden_distill.filters.dedup.representatives import choose_representatives
 from golden_distill.filters.dedup.signature import signatures
 

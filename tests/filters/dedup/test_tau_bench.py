@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from golden_test_data import airline_runs_path
+from golden_test_data import airline_runs_path, all_runs_paths
 
 from golden_distill.datasets.ingest import ingest
 from golden_distill.filters.dedup import DedupConfig, cluster, signatures
@@ -27,13 +27,12 @@ from golden_distill.flows.config import load_pipeline_config
 
 AIRLINE = airline_runs_path()
 #: The shipped profile for free-form chat transcripts (configs/tau-bench.yaml).
-CONVERSATIONAL = load_pipeline_config(
-    Path(__file__).resolve().parents[3] / "configs" / "tau-bench.yaml"
-).dedup
+PROFILE = load_pipeline_config(Path(__file__).resolve().parents[3] / "configs" / "tau-bench.yaml")
+CONVERSATIONAL = PROFILE.dedup
 
 
-def _raw_paths() -> dict[str, tuple[int, tuple[tuple[str, bool], ...]]]:
-    """trace id (as the chat adapter names runs) -> (task id, tool path)."""
+def _raw_paths() -> dict[str, tuple[int, tuple[tuple[str, bool], ...], float]]:
+    """trace id (as the chat adapter names runs) -> (task id, tool path, reward)."""
     out = {}
     for run in json.loads(AIRLINE.read_text()):
         failed = {
@@ -47,7 +46,7 @@ def _raw_paths() -> dict[str, tuple[int, tuple[tuple[str, bool], ...]]]:
             if m["role"] == "assistant"
             for call in m.get("tool_calls") or []
         )
-        out[f"task={run['task_id']}/trial={run['trial']}"] = (run["task_id"], path)
+        out[f"task={run['task_id']}/trial={run['trial']}"] = (run["task_id"], path, run["reward"])
     return out
 
 
@@ -64,13 +63,14 @@ def _same_task_pairs(frame: pl.DataFrame, cfg: DedupConfig):
     paths = _raw_paths()
     runs = list(zip(frame["case_id"], frame["trace_id"], strict=True))
     for (case_a, trace_a), (case_b, trace_b) in itertools.combinations(runs, 2):
-        task_a, path_a = paths[trace_a]
-        task_b, path_b = paths[trace_b]
+        task_a, path_a, reward_a = paths[trace_a]
+        task_b, path_b, reward_b = paths[trace_b]
         if task_a == task_b:
-            yield path_a == path_b, cluster_of[case_a] == cluster_of[case_b]
+            same = path_a == path_b and reward_a == reward_b
+            yield same, cluster_of[case_a] == cluster_of[case_b]
 
 
-def test_trials_on_the_same_tool_path_cluster_together(airline):
+def test_trials_on_the_same_tool_path_with_the_same_reward_cluster_together(airline):
     assert airline.height == 200
     outcomes = list(_same_task_pairs(airline, CONVERSATIONAL))
     same_path = [together for same, together in outcomes if same]
@@ -87,8 +87,57 @@ def test_trials_on_the_same_tool_path_cluster_together(airline):
     ],
     ids=["default", "conversational", "anything-goes"],
 )
-def test_trials_on_different_tool_paths_never_cluster_together(airline, cfg):
+def test_trials_on_different_paths_or_rewards_never_cluster_together(airline, cfg):
     outcomes = list(_same_task_pairs(airline, cfg))
     different_path = [together for same, together in outcomes if not same]
     assert len(different_path) >= 100
     assert not any(different_path)
+
+
+@pytest.fixture(scope="module")
+def all_runs(tmp_path_factory) -> pl.DataFrame:
+    out = tmp_path_factory.mktemp("tau-all")
+    ingest([str(p) for p in all_runs_paths()], out, fmt="chat", config=PROFILE.ingest)
+    return pl.read_parquet(out / "cases")
+
+
+def _raw_runs() -> dict[tuple[str, str], dict]:
+    """(file name, trace id) -> the raw run."""
+    return {
+        (path.name, f"task={run['task_id']}/trial={run['trial']}"): run
+        for path in all_runs_paths()
+        for run in json.loads(path.read_text())
+    }
+
+
+def _environment(file_name: str) -> str:
+    return file_name.split("-")[0]  # airline-gpt-4o.json, retail-...json
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [PROFILE.dedup, PROFILE.dedup.model_copy(update={"distance_threshold": 1.0})],
+    ids=["profile", "threshold-1.0"],
+)
+def test_every_cluster_is_one_task_of_one_environment_with_one_outcome(all_runs, cfg):
+    """The raw files say which task, environment and reward each run had: a cluster never mixes
+    them, even with a threshold that ignores the text completely."""
+    raw = _raw_runs()
+    files = (
+        all_runs.get_column("source")
+        .struct.field("uri")
+        .map_elements(lambda u: Path(u).name, return_dtype=pl.String)
+    )
+    facts = {
+        case_id: (_environment(name), raw[(name, trace)]["task_id"], raw[(name, trace)]["reward"])
+        for case_id, name, trace in zip(
+            all_runs["case_id"], files, all_runs["trace_id"], strict=True
+        )
+    }
+    table = cluster(signatures(all_runs, cfg), cfg).table
+    per_cluster = table.group_by("cluster_id").agg("case_id")
+    merged = 0
+    for members in per_cluster.get_column("case_id").to_list():
+        assert len({facts[c] for c in members}) == 1, [facts[c] for c in members]
+        merged += len(members) > 1
+    assert merged >= 20  # trials of one task still collapse

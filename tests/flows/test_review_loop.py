@@ -1,0 +1,103 @@
+"""The human review loop end to end: export a sheet, reject one case and confirm another, run
+again with the rejected run recorded a second time under another id (issue 14, point 8)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import shutil
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from golden_distill.datasets.schema import make_case_id
+from golden_distill.flows.cli import app
+
+pytestmark = pytest.mark.slow
+
+
+def _line_of(source, record_id: str) -> str:
+    needle = f'"recordId":"{record_id}"'
+    for path in sorted(source.glob("recordings-*")):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt") as handle:
+            for line in handle:
+                if needle in line:
+                    return line
+    raise AssertionError(f"{record_id} not in the corpus")
+
+
+def test_rejected_case_stays_out_even_recorded_again_and_confirmed_is_human(
+    prefect_api, pseudonym_key, corpus, tmp_path
+):
+    from golden_distill.datasets.reader import open_set
+    from golden_distill.flows.distill import run_distill
+    from golden_distill.flows.params import DistillParams
+
+    generated, truth = corpus
+    source = tmp_path / "recordings"
+    shutil.copytree(generated, source)
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "funnels": {"redacted": {"opt_out_tenants": [truth.opt_out_tenant]}},
+        "curation": {"review": {"require_confirmation": True}},
+        "run": {"work_dir": str(tmp_path / "work")},
+    }))  # fmt: skip
+    store = tmp_path / "store"
+
+    def run() -> str:
+        params = DistillParams(
+            config_path=str(config), sources=[str(source)], source_format="native",
+            store_url=str(store), set_name="rev",
+        )  # fmt: skip
+        return run_distill(params)
+
+    v1 = run()
+    first = open_set(str(store), f"rev@{v1}").read_table().to_pylist()
+    assert not [r for r in first if r["split"] == "regression"]  # nobody confirmed anything yet
+    sheet = tmp_path / "sheet.csv"
+    out = CliRunner().invoke(
+        app, ["review", "export", f"rev@{v1}", "--store", str(store), "--out", str(sheet)]
+    )
+    assert out.exit_code == 0, out.output
+    rows = list(csv.DictReader(sheet.open()))
+    assert rows and all(r["exact_hash"] and r["why_review"] for r in rows)
+    reject, confirm = rows[0], rows[1]
+    reject.update(decision="reject", reason="wrong expected outcome", reviewer="ana")
+    confirm.update(decision="confirm", reviewer="ana")
+    with sheet.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    imported = CliRunner().invoke(
+        app, ["review", "import", str(sheet), "--store", str(store), "--set", "rev"]
+    )
+    assert imported.exit_code == 0, imported.output
+    assert "recorded 2 decision(s)" in imported.output
+
+    # the rejected run is recorded again under another record id (same content)
+    rejected_rid = next(r for r in first if r["case_id"] == reject["case_id"])["source"][
+        "source_record_id"
+    ]
+    again = json.loads(_line_of(source, rejected_rid))
+    again["recordId"] = rejected_rid + "-again"
+    (source / "recordings-9999.jsonl").write_text(json.dumps(again) + "\n")
+    copy_id = make_case_id("native", again["recordId"])
+
+    v2 = run()
+    assert v2 != v1  # new decisions make a new version even with the same recordings
+    second = {r["case_id"]: r for r in open_set(str(store), f"rev@{v2}").read_table().to_pylist()}
+    assert reject["case_id"] not in second and copy_id not in second
+    assert second[confirm["case_id"]]["trust"] == "human"
+    regression = [r for r in second.values() if r["split"] == "regression"]
+    assert [r["case_id"] for r in regression] in ([], [confirm["case_id"]])
+    assert all(r["trust"] == "human" for r in regression)
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("case_id,decision,reason,reviewer\nc_1,reject,,ana\n")
+    refused = CliRunner().invoke(
+        app, ["review", "import", str(bad), "--store", str(store), "--set", "rev"]
+    )
+    assert refused.exit_code == 2 and "line 2: a rejection needs a reason" in refused.output
