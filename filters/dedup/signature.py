@@ -162,7 +162,10 @@ def _work_columns(df: pl.DataFrame, cfg: DedupConfig) -> pl.DataFrame:
     if cfg.task_id_pattern and "trace_id" in df.columns:
         task = pl.coalesce(intent, pl.col("trace_id").str.extract(cfg.task_id_pattern, 1))
     if "expected" in df.columns:  # the expected outcome a task defines (#13): same task only
-        task = pl.coalesce(task, pl.col("expected").cast(pl.String))
+        expected = pl.col("expected")
+        if isinstance(df.schema["expected"], pl.Struct):
+            expected = expected.struct.json_encode()
+        task = pl.coalesce(task, expected.cast(pl.String))
     label = pl.concat_str(
         [
             pl.when(reward.is_not_null()).then(pl.format("reward {}", reward.round(2))),

@@ -40,7 +40,9 @@ def published(prefect_api, tmp_path_factory):
     store = tmp / "store"
     versions = []
     patch = pytest.MonkeyPatch()
-    patch.setenv("GOLDEN_PSEUDONYM_KEY", "tau-curation-test-key-" + "k" * 32)
+    patch.setenv(
+        "GOLDEN_PSEUDONYM_KEY", "tau-curation-test-key-5b8e1f4a9c2d7e3b6a0f8d1c4e7b2a9f5d3c6e8a"
+    )
     # second version: a tighter threshold splits some clusters; splits must not move
     for name, dedup in (("first.yaml", {}), ("second.yaml", {"distance_threshold": 0.3})):
         params = DistillParams(

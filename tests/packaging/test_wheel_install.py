@@ -101,7 +101,7 @@ def test_wheel_installs_and_runs_outside_the_repository(tmp_path: Path):
     )
     golden = str(tmp_path / "venv" / "bin" / "golden")
     env.update(
-        GOLDEN_PSEUDONYM_KEY="wheel-test-key-" + "0" * 40,
+        GOLDEN_PSEUDONYM_KEY="wheel-test-key-9f3c2a71d8e04b6f95a1c7e2d4b8f60a3e5d7c9b1f2a4c6e",
         PREFECT_HOME=str(tmp_path / "prefect-home"),
         PYTHONPATH="",
     )

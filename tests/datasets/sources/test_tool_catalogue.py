@@ -14,7 +14,7 @@ from golden_distill.datasets.sources.tool_catalogue import (
     system_from_prefix,
 )
 from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.inputs import system_for_name
+from golden_distill.filters.high_value_mutating import system_for_name
 
 # From the tau-bench README (tests/data/tau-bench; the write tools of each environment).
 AIRLINE_WRITES = {
@@ -77,6 +77,9 @@ def test_conflicting_entries_and_typos_are_errors(tmp_path: Path) -> None:
 def test_one_prefix_rule_for_adapter_catalogue_and_funnels() -> None:
     names = ["erp_get_order", "WMS_move_pallet", "Crm_find", "erp", "erpx_thing", "lookup"]
     catalogue, by_name, funnels = load_tool_catalogue([]), SystemsByName(), FunnelsConfig()
-    answers = [(catalogue.lookup(n).system, by_name[n], system_for_name(n, funnels)) for n in names]
+    answers = [
+        (catalogue.lookup(n).system, by_name[n], system_for_name(n, funnels.high_value_mutating))
+        for n in names
+    ]
     assert [a[0] for a in answers] == ["ERP", "WMS", "CRM", None, None, None]
     assert all(len(set(a)) == 1 for a in answers)
