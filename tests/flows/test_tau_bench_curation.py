@@ -13,6 +13,7 @@ import yaml
 from golden_test_data import all_runs_paths
 from typer.testing import CliRunner
 
+from golden_distill.filters.trust import trust_expr
 from golden_distill.flows.cli import app
 
 pytestmark = pytest.mark.slow
@@ -77,7 +78,13 @@ def test_every_failed_run_is_unconfirmed_and_every_rewarded_one_oracle(published
     reward = first["outcome"].struct.field("reward")
     failed = first.filter(reward <= 0)
     assert failed.height > 0  # hand-offs of failed runs are still worth a look
-    assert set(failed["trust"].to_list()) == {"unconfirmed"}
+    # a failed run is oracle only because its expected outcome is the task's, not the run's
+    source = failed["expected"].struct.field("source").to_list()
+    assert source == ["tau_bench_task"] * failed.height
+    assert set(failed["trust"].to_list()) == {"oracle"}
+    # without the task's expected outcome, every failed run would be unconfirmed
+    bare = first.drop("expected").with_columns(trust=trust_expr(first.drop("expected")))
+    assert set(bare.filter(reward <= 0)["trust"].to_list()) == {"unconfirmed"}
     assert set(first.filter(reward >= 1)["trust"].to_list()) == {"oracle"}
 
 
@@ -123,18 +130,19 @@ def test_reasons_case_view_and_promotion_by_trust(published):
     assert shown.exit_code == 0, shown.output
     assert "why " in shown.output and "representative" in shown.output
     assert versions[0] in shown.output and versions[1] in shown.output  # its history
+    # every tau-bench case has an oracle (reward or the task's expected outcome), none a human
     refused = CliRunner().invoke(
         app,
         ["sets", "promote", f"tau@{versions[0]}", "stable", "--store", str(store),
-         "--min-trust", "oracle"],
+         "--min-trust", "human"],
     )  # fmt: skip
-    weak = first.filter((pl.col("split") == "regression") & (pl.col("trust") != "oracle"))
+    weak = first.filter((pl.col("split") == "regression") & (pl.col("trust") != "human"))
     assert weak.height > 0
     assert refused.exit_code == 1 and "regression split" in refused.output
     allowed = CliRunner().invoke(
         app,
         ["sets", "promote", f"tau@{versions[0]}", "stable", "--store", str(store),
-         "--min-trust", "unconfirmed"],
+         "--min-trust", "oracle"],
     )  # fmt: skip
     assert allowed.exit_code == 0, allowed.output
 
