@@ -1,7 +1,7 @@
 """pytest plugin (entry point ``pytest11``): a golden set as parametrised regression tests.
 
     pytest --golden-store ./golden-store --golden-set nightly@2026.12.01.1 \
-        [--golden-funnel recovery] [--golden-gate configs/gate.yaml]
+        [--golden-funnel recovery] [--golden-split regression] [--golden-gate configs/gate.yaml]
 
 A test that takes the ``golden_case`` fixture runs once per case of the set (test ids are case
 ids). ``golden_replay(agent, golden_case)`` replays that case and fails the test with the diff
@@ -25,7 +25,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--golden-store", default=None, help="Golden store (folder or fsspec URL).")
     group.addoption("--golden-set", default=None, help="The version: name@version or name@alias.")
     group.addoption("--golden-funnel", default=None, help="Only the cases of this funnel.")
+    group.addoption("--golden-split", default=None, help="Only dev, regression or holdout.")
     group.addoption("--golden-gate", default=None, help="Gate config (default: gate.yaml).")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    split = config.getoption("--golden-split")
+    if split is not None:
+        from golden_distill.filters.curation_config import SPLITS
+
+        if split not in SPLITS:
+            raise pytest.UsageError(f"--golden-split {split!r}: one of {', '.join(SPLITS)}")
 
 
 def _golden(config: pytest.Config) -> Any:
@@ -49,7 +59,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     golden = _golden(config)
     funnel = config.getoption("--golden-funnel")
-    ids = [case.case_id for case in golden.cases(funnel=funnel)]
+    split = config.getoption("--golden-split")
+    ids = [case.case_id for case in golden.cases(funnel=funnel, split=split)]
     metafunc.parametrize("golden_case", ids, ids=ids, indirect=True)
 
 

@@ -21,7 +21,7 @@ Example:
 
     golden replay nightly@2026.12.01.1 --store ./golden-store \\
         --agent my_agent.main:run --out replay-out --gate configs/gate.yaml \\
-        --results sqlite:///replay.db --new-version 2.4.0
+        --results sqlite:///replay.db --new-version 2.4.0 --split regression
 
 The agent is `MODULE:CALLABLE`, a function `agent(case, tools) -> AgentResult`
 (see docs/consuming.md); `golden_distill.datasets.replay.agents:reissue` re-issues the recorded
@@ -65,6 +65,10 @@ def replay_cmd(
         str | None, typer.Option("--new-version", help="Label of the agent version under test.")
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Worker processes.")] = 1,
+    split: Annotated[
+        str | None,
+        typer.Option("--split", help="Only the cases of this split: dev, regression or holdout."),
+    ] = None,
 ) -> None:
     from golden_distill.datasets.replay.config import SHIPPED_GATE, load_replay_config
     from golden_distill.datasets.replay.report import render_report
@@ -72,6 +76,7 @@ def replay_cmd(
     from golden_distill.datasets.replay.runner import AgentSpecError, load_agent, replay_cases
     from golden_distill.datasets.sources.evidence_sql import redact_url, sql_dialect
 
+    _check_split(split)
     if results and sql_dialect(results) is None:
         _usage(f"--results {redact_url(results)}: expected sqlite:///... or postgresql://...")
     fs = _store(store, storage_options, None)
@@ -81,7 +86,7 @@ def replay_cmd(
     except AgentSpecError as exc:
         _usage(str(exc))
     golden = _guard(lambda: _open(fs, ref))
-    total = _count(golden, funnel)
+    total = _count(golden, funnel, split)
     baseline = f"{golden.name}@{golden.version}"
 
     def run() -> Any:
@@ -92,7 +97,7 @@ def replay_cmd(
         ) as progress:
             task = progress.add_task("replay", total=total)
             return replay_cases(
-                golden.cases(funnel=funnel),
+                golden.cases(funnel=funnel, split=split),
                 agent,
                 config,
                 baseline_version=baseline,
@@ -121,7 +126,16 @@ def replay_cmd(
     raise typer.Exit(replay.exit_code)
 
 
-def _count(golden: Any, funnel: str | None) -> int | None:
+def _check_split(split: str | None) -> None:
+    from golden_distill.filters.curation_config import SPLITS
+
+    if split is not None and split not in SPLITS:
+        _usage(f"--split {split!r}: one of {', '.join(SPLITS)}")
+
+
+def _count(golden: Any, funnel: str | None, split: str | None = None) -> int | None:
+    if split is not None:  # the manifest counts no splits: count the split's rows
+        return golden.read_table(funnel=funnel, split=split).num_rows
     if funnel is None:
         return len(golden)
     return golden.manifest["counts"].get("per_funnel", {}).get(funnel, 0)

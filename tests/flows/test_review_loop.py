@@ -105,3 +105,73 @@ def test_rejected_case_stays_out_even_recorded_again_and_confirmed_is_human(
         app, ["review", "import", str(bad), "--store", str(store), "--set", "rev"]
     )
     assert refused.exit_code == 2 and "line 2: a rejection needs a reason" in refused.output
+
+
+def test_a_corrected_expected_state_is_what_replay_asserts(
+    prefect_api, pseudonym_key, corpus, tmp_path
+):
+    """A reviewer corrects one case's expected final state; the next version publishes it as
+    ``expected`` (source ``review``, trust ``human``), and replaying that version with the
+    re-issuing agent (which ends as recorded) now reports a final-state diff for that case only."""
+    import pyarrow.parquet as pq
+
+    from golden_distill.datasets.reader import open_set
+    from golden_distill.flows.distill import run_distill
+    from golden_distill.flows.params import DistillParams
+
+    generated, truth = corpus
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "funnels": {"redacted": {"opt_out_tenants": [truth.opt_out_tenant]}},
+        "run": {"work_dir": str(tmp_path / "work")},
+    }))  # fmt: skip
+    store = tmp_path / "store"
+
+    def run() -> str:
+        params = DistillParams(
+            config_path=str(config), sources=[str(generated)], source_format="native",
+            store_url=str(store), set_name="fix",
+        )  # fmt: skip
+        return run_distill(params)
+
+    v1 = run()
+    sheet = tmp_path / "sheet.csv"
+    out = CliRunner().invoke(
+        app,
+        ["review", "export", f"fix@{v1}", "--store", str(store), "--out", str(sheet), "--all"],
+    )
+    assert out.exit_code == 0, out.output
+    rows = list(csv.DictReader(sheet.open()))
+    fixed = next(r for r in rows if r["final_state"])
+    corrected_state = "FIN_REFUND_DENIED_AFTER_REVIEW"
+    assert corrected_state != fixed["final_state"]
+    fixed.update(decision="correct", corrected_final_state=corrected_state, reviewer="ana")
+    with sheet.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    imported = CliRunner().invoke(
+        app, ["review", "import", str(sheet), "--store", str(store), "--set", "fix"]
+    )
+    assert imported.exit_code == 0, imported.output
+
+    v2 = run()
+    assert v2 != v1
+    published = {
+        r["case_id"]: r for r in open_set(str(store), f"fix@{v2}").read_table().to_pylist()
+    }
+    row = published[fixed["case_id"]]
+    assert row["expected"]["final_state"] == corrected_state
+    assert row["expected"]["source"] == "review" and row["trust"] == "human"
+    others = [r for k, r in published.items() if k != fixed["case_id"]]
+    assert others and all((r["expected"] or {}).get("source") != "review" for r in others)
+
+    result = CliRunner().invoke(app, [
+        "replay", f"fix@{v2}", "--store", str(store), "--out", str(tmp_path / "replay"),
+        "--agent", "golden_distill.datasets.replay.agents:reissue",
+    ])  # fmt: skip
+    assert result.exit_code == 1, result.output  # the final-state convergence gate fails
+    diffs = pq.read_table(tmp_path / "replay" / "regression_diff_result.parquet").to_pylist()
+    assert {(d["case_id"], d["diff_type"]) for d in diffs} == {
+        (fixed["case_id"], "final_state_diff")
+    }

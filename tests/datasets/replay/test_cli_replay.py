@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import orjson
+import pyarrow as pa
 import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
@@ -75,3 +76,29 @@ def test_export_both_formats(generated_set, tmp_path) -> None:
         assert len(list((tmp_path / fmt).glob("*.jsonl"))) > 50
     bad = ["export", ref, "--store", store, "--format", "yaml", "--out", str(tmp_path / "x")]
     assert runner.invoke(app, bad).exit_code == 2
+
+
+def test_split_replays_only_that_splits_cases_and_an_unknown_split_exits_2(
+    generated_set, tmp_path
+) -> None:
+    from golden_distill.datasets.reader import open_set
+    from golden_distill.datasets.store.publish import publish_version
+
+    table = open_set(*generated_set).read_table().slice(0, 9)
+    splits = [("dev", "regression", "holdout")[i % 3] for i in range(9)]
+    table = table.set_column(table.schema.get_field_index("split"), "split", pa.array(splits))
+    store = str(tmp_path / "store")
+    ref = f"splits@{publish_version(store, 'splits', cases=table).version}"
+    ids = table.column("case_id").to_pylist()
+    regression = {i for i, s in zip(ids, splits, strict=True) if s == "regression"}
+    result = _replay(
+        store, ref, "replay_agents:other_state", tmp_path / "o", "--split", "regression"
+    )
+    assert result.exit_code == 1, result.output
+    summary = json.loads((tmp_path / "o" / "run_summary.json").read_text())
+    assert summary["cases"] == len(regression) == 3
+    rows = pq.read_table(tmp_path / "o" / "regression_diff_result.parquet").to_pylist()
+    assert {r["case_id"] for r in rows} == regression
+    result = _replay(store, ref, "replay_agents:other_state", tmp_path / "o", "--split", "test")
+    assert result.exit_code == 2
+    assert "--split 'test': one of dev, regression, holdout" in result.output

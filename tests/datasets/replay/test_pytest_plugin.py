@@ -29,13 +29,15 @@ def test_other_state(golden_case, golden_replay):
 
 @pytest.fixture(scope="module")
 def small_set(generated_set, tmp_path_factory) -> tuple[str, str, list[str], list[str]]:
-    """Eight cases of the generated set, republished with funnels so one can be selected."""
+    """Eight cases of the generated set, republished with funnels and splits to select by."""
     golden = open_set(*generated_set)
     table = golden.read_table().slice(0, 8)
     funnels = [["recovery"] if i % 2 else ["other"] for i in range(8)]
     table = table.set_column(
         table.schema.get_field_index("funnels"), "funnels", pa.array(funnels, pa.list_(pa.string()))
     )
+    splits = pa.array(["regression" if i < 3 else "dev" for i in range(8)])
+    table = table.set_column(table.schema.get_field_index("split"), "split", splits)
     store = str(tmp_path_factory.mktemp("plugin") / "store")
     version = publish_version(store, "small", cases=table).version
     ids = table.column("case_id").to_pylist()
@@ -69,6 +71,22 @@ def test_funnel_selects_cases(pytester, small_set) -> None:
     result = pytester.runpytest(*options, "-k", "test_reissue", "-v", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=len(recovery))
     result.stdout.fnmatch_lines_random([f"*test_reissue[[]{i}[]] PASSED*" for i in recovery])
+
+
+def test_split_selects_cases_and_an_unknown_split_is_a_usage_error(pytester, small_set) -> None:
+    store, ref, _, _ = small_set
+    regression = open_set(store, ref).read_table(split="regression").column("case_id").to_pylist()
+    assert len(regression) == 3
+    pytester.makepyfile(test_golden=TEST_FILE)
+    options = ["--golden-store", store, "--golden-set", ref, "-p", "no:cacheprovider"]
+    result = pytester.runpytest(
+        *options, "--golden-split", "regression", "-k", "test_reissue", "-v"
+    )
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines_random([f"*test_reissue[[]{i}[]] PASSED*" for i in regression])
+    bad = pytester.runpytest(*options, "--golden-split", "test")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--golden-split 'test': one of dev, regression, holdout*"])
 
 
 def test_without_a_set_tests_skip_with_the_reason(pytester) -> None:
