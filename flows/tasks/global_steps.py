@@ -202,6 +202,7 @@ def write_publish_parts(
     out_dir: Path,
     carried: Iterable[pl.DataFrame] = (),
     splits: SplitsConfig | None = None,
+    marks: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
 ) -> tuple[list[Path], dict[str, Any], set[str]]:
     """Write the representatives' redacted rows, with their cluster, as Parquet parts (one per
     redaction task, so memory holds one shard at a time), then the rows ``carried`` over from
@@ -216,7 +217,7 @@ def write_publish_parts(
     parts: list[Path] = []
     counted: list[dict[str, Any]] = []
     for frame in carried:
-        frame = _carried_with_curation(frame, splits)
+        frame = _carried_with_curation(frame, splits, marks)
         written.update(frame.get_column("case_id").to_list())
         counted.append(published_stats(frame))
         part = out_dir / f"part-{len(parts):05d}.parquet"
@@ -249,13 +250,26 @@ def write_publish_parts(
     return parts, merge_published_stats(counted), written
 
 
-def _carried_with_curation(frame: pl.DataFrame, splits: SplitsConfig | None) -> pl.DataFrame:
+def _carried_with_curation(
+    frame: pl.DataFrame,
+    splits: SplitsConfig | None,
+    marks: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+) -> pl.DataFrame:
     """A carried (previously published) batch in GOLDEN_SCHEMA: a version published before
-    splits and trust existed gets them now (its split by cluster, like a new case's)."""
+    splits and trust existed gets them now (its split by cluster, like a new case's), and the
+    review decisions made since (``marks``: confirmations, corrected expectations) apply to it
+    as to a new case."""
     for name in ("split", "trust"):
         if name not in frame.columns:
             frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(name))
-    frame = frame.with_columns(trust=pl.coalesce(pl.col("trust"), trust_expr(frame)))
+    trust = pl.coalesce(pl.col("trust"), trust_expr(frame))
+    if marks is not None:
+        frame = marks(frame)
+        corrected = corrected_expected(frame)
+        if corrected is not None:
+            frame = frame.with_columns(corrected)
+        trust = pl.when(pl.col("_confirmed")).then(pl.lit("human")).otherwise(trust)
+    frame = frame.with_columns(trust=trust)
     if splits is not None and frame.get_column("split").null_count():
         assigned = assign_splits(frame.select("case_id", "cluster_id"), splits)
         frame = frame.with_columns(split=pl.coalesce(pl.col("split"), assigned))

@@ -147,6 +147,7 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
             parts_dir,
             carried,
             resolved.config.curation.splits,
+            marks=selection.review_marks,
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None

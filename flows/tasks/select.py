@@ -74,6 +74,13 @@ class Selection:
         if self.clusters is not None and review.rejected_hashes:
             same = self.clusters.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
             ids |= set(same.get_column("case_id").to_list())
+        if self.carried is not None:  # a carried case a reviewer rejected leaves the set too
+            if self.carried_clusters is not None and review.rejected_hashes:
+                hashes = self.carried_clusters
+                if "exact_hash" in hashes.columns:
+                    same = hashes.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
+                    ids |= set(same.get_column("case_id").to_list())
+            self.carried = self.carried.filter(~pl.col("case_id").is_in(sorted(ids)))
         self.rejected |= ids & set(self.kept.to_list())
         if self.rejected:
             self._choose(config)
@@ -105,7 +112,11 @@ class Selection:
                 on="case_id",
                 how="left",
             )
-        return reps.with_columns(
+        return self.review_marks(reps)
+
+    def review_marks(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """``frame`` with the reviewers' marks: confirmed, corrected expected state/actions."""
+        return frame.with_columns(
             _confirmed=pl.col("case_id").is_in(sorted(self.confirmed)),
             _expected_final_state=pl.col("case_id").replace_strict(
                 {k: v["final_state"] for k, v in self.corrections.items()},

@@ -175,3 +175,64 @@ def test_a_corrected_expected_state_is_what_replay_asserts(
     assert {(d["case_id"], d["diff_type"]) for d in diffs} == {
         (fixed["case_id"], "final_state_diff")
     }
+
+
+def test_review_decisions_reach_the_cases_an_incremental_run_carries(
+    prefect_api, pseudonym_key, corpus, tmp_path
+):
+    """A nightly run with a window grows the previous version (issue 15): the cases it carries
+    over are subject to review too - a rejected one leaves, a corrected one is published with
+    the corrected expected state and trust ``human``."""
+    from datetime import UTC, datetime
+
+    from golden_distill.datasets.reader import open_set
+    from golden_distill.flows.distill import run_distill
+    from golden_distill.flows.params import DistillParams
+
+    generated, truth = corpus
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "funnels": {"redacted": {"opt_out_tenants": [truth.opt_out_tenant]}},
+        "selection": {"max_age_days": 36500},
+        "run": {"work_dir": str(tmp_path / "work")},
+    }))  # fmt: skip
+    store = tmp_path / "store"
+
+    def run(since: datetime, until: datetime) -> str:
+        params = DistillParams(
+            config_path=str(config), sources=[str(generated)], source_format="native",
+            store_url=str(store), set_name="inc", since=since, until=until,
+        )  # fmt: skip
+        return run_distill(params)
+
+    v1 = run(datetime(2000, 1, 1, tzinfo=UTC), datetime(2090, 1, 1, tzinfo=UTC))
+    first = {r["case_id"]: r for r in open_set(str(store), f"inc@{v1}").read_table().to_pylist()}
+    sheet = tmp_path / "sheet.csv"
+    out = CliRunner().invoke(
+        app,
+        ["review", "export", f"inc@{v1}", "--store", str(store), "--out", str(sheet), "--all"],
+    )
+    assert out.exit_code == 0, out.output
+    rows = list(csv.DictReader(sheet.open()))
+    reject = rows[0]
+    fixed = next(r for r in rows[1:] if r["final_state"])
+    reject.update(decision="reject", reason="wrong expected outcome", reviewer="ana")
+    fixed.update(decision="correct", corrected_final_state="REVIEWED_STATE_X", reviewer="ana")
+    with sheet.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    imported = CliRunner().invoke(
+        app, ["review", "import", str(sheet), "--store", str(store), "--set", "inc"]
+    )
+    assert imported.exit_code == 0, imported.output
+
+    # a later night with no new recordings: every published case is carried over
+    v2 = run(datetime(2090, 1, 1, tzinfo=UTC), datetime(2090, 1, 2, tzinfo=UTC))
+    second = {r["case_id"]: r for r in open_set(str(store), f"inc@{v2}").read_table().to_pylist()}
+    assert reject["case_id"] in first and reject["case_id"] not in second
+    assert set(second) == set(first) - {reject["case_id"]}
+    row = second[fixed["case_id"]]
+    assert row["expected"]["final_state"] == "REVIEWED_STATE_X"
+    assert row["expected"]["source"] == "review" and row["trust"] == "human"
+    assert all(r["trust"] != "human" for k, r in second.items() if k != fixed["case_id"])
