@@ -13,7 +13,6 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from golden_distill.datasets.reader import VersionNotFound, open_set
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.datasets.sources.uris import display_uri
 from golden_distill.filters.curation_config import SplitsConfig
@@ -25,6 +24,7 @@ from golden_distill.filters.trust import trust_expr
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.tasks.parent import open_version
 from golden_distill.flows.tasks.run_stats import merge_published_stats, published_stats
 from golden_distill.redaction.versions import detector_versions
 
@@ -285,13 +285,8 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
 
     Reads only the case_id column of each case file (a version can be large)."""
 
-    try:
-        parent = open_set(
-            resolved.store_url,
-            f"{resolved.set_name}@latest",
-            storage_options=resolved.config.publish.storage_options or None,
-        )
-    except (VersionNotFound, FileNotFoundError):
+    parent = open_version(resolved)
+    if parent is None:
         return None, None
     ids: set[str] = set()
     for entry in parent.case_files:
@@ -305,21 +300,12 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
 def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -> dict[str, Any]:
     """Drift of this version against the pinned one (alias `stable`, else `latest`) and the
     coverage gap: candidates whose tool path has no case in it. {} for a new set."""
-    from golden_distill.datasets.reader import VersionNotFound, open_set
     from golden_distill.filters.dedup.signature import signatures
     from golden_distill.filters.drift import coverage_gap, drift
 
-    pinned = None
-    for alias in ("stable", "latest"):
-        try:
-            pinned = open_set(
-                resolved.store_url,
-                f"{resolved.set_name}@{alias}",
-                storage_options=resolved.config.publish.storage_options or None,
-            )
-            break
-        except (VersionNotFound, FileNotFoundError):
-            continue
+    pinned = open_version(resolved, "stable")
+    if pinned is None:  # (a GoldenSet has a length: an empty one must not read as missing)
+        pinned = open_version(resolved, "latest")
     if pinned is None:
         return {}
     before = pl.from_arrow(pinned.read_table())
@@ -335,15 +321,9 @@ def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -
 def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
     """case_id -> split of the set's `latest` version ({} for a new set, or a version made
     before splits existed): what keeps a case's split sticky across versions."""
-    from golden_distill.datasets.reader import VersionNotFound, open_set
 
-    try:
-        parent = open_set(
-            resolved.store_url,
-            f"{resolved.set_name}@latest",
-            storage_options=resolved.config.publish.storage_options or None,
-        )
-    except (VersionNotFound, FileNotFoundError):
+    parent = open_version(resolved)
+    if parent is None:
         return {}
     opener = getattr(parent, "_open", None)
     out: dict[str, str] = {}
@@ -364,15 +344,9 @@ def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
 
 def parent_field_inventory(resolved: ResolvedRun) -> dict[str, Any] | None:
     """The field inventory recorded by the set's `latest` version (None for a new set)."""
-    from golden_distill.datasets.reader import VersionNotFound, open_set
 
-    try:
-        parent = open_set(
-            resolved.store_url,
-            f"{resolved.set_name}@latest",
-            storage_options=resolved.config.publish.storage_options or None,
-        )
-    except (VersionNotFound, FileNotFoundError):
+    parent = open_version(resolved)
+    if parent is None:
         return None
     return (parent.manifest.get("redaction") or {}).get("fields") or {}
 
@@ -386,13 +360,8 @@ def latest_made_from(
     if inputs_sha256 is None:
         return None
 
-    try:
-        latest = open_set(
-            resolved.store_url,
-            f"{resolved.set_name}@latest",
-            storage_options=resolved.config.publish.storage_options or None,
-        )
-    except (VersionNotFound, FileNotFoundError):
+    latest = open_version(resolved)
+    if latest is None:
         return None
     stats = latest.manifest.get("stats") or {}
     if stats.get(stat) != inputs_sha256:
@@ -402,15 +371,8 @@ def latest_made_from(
 
 def latest_version(resolved: ResolvedRun) -> str | None:
 
-    try:
-        return open_set(
-            resolved.store_url,
-            f"{resolved.set_name}@latest",
-            storage_options=resolved.config.publish.storage_options or None,
-            verify=False,
-        ).version
-    except (VersionNotFound, FileNotFoundError):
-        return None
+    latest = open_version(resolved, verify=False)
+    return None if latest is None else latest.version
 
 
 def version_location(resolved: ResolvedRun, version: str) -> str:

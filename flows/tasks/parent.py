@@ -32,16 +32,25 @@ class Parent:
     clusters: pl.DataFrame | None  # its published cluster table
 
 
-def open_parent(resolved: ResolvedRun) -> GoldenSet | None:
-    """The set's latest version, or None for a new set."""
+def open_version(
+    resolved: ResolvedRun, ref: str = "latest", *, verify: bool = True
+) -> GoldenSet | None:
+    """Version or alias ``ref`` of the run's set (verified unless ``verify`` is false), or None
+    when the set (or the alias) does not exist yet."""
     try:
         return open_set(
             resolved.store_url,
-            f"{resolved.set_name}@latest",
+            f"{resolved.set_name}@{ref}",
             storage_options=resolved.config.publish.storage_options or None,
+            verify=verify,
         )
     except (VersionNotFound, FileNotFoundError):
         return None
+
+
+def open_parent(resolved: ResolvedRun) -> GoldenSet | None:
+    """The set's latest version, or None for a new set."""
+    return open_version(resolved)
 
 
 def incremental_parent(resolved: ResolvedRun) -> GoldenSet | None:
@@ -89,13 +98,8 @@ def load_parent(parent: GoldenSet, resolved: ResolvedRun) -> Parent:
 
 def carried_rows(resolved: ResolvedRun, version: str, carried: pl.DataFrame) -> Iterator[Any]:
     """The carried cases' published rows, batch by batch, with their grown cluster sizes."""
-    try:
-        parent = open_set(
-            resolved.store_url,
-            f"{resolved.set_name}@{version}",
-            storage_options=resolved.config.publish.storage_options or None,
-        )
-    except (VersionNotFound, FileNotFoundError):
+    parent = open_version(resolved, version)
+    if parent is None:
         return
     sizes = carried.select(
         "case_id", pl.col("cluster_id").alias("_cl"), pl.col("cluster_size").alias("_size")
