@@ -29,6 +29,28 @@ def _line_of(source, record_id: str) -> str:
     raise AssertionError(f"{record_id} not in the corpus")
 
 
+def _export_sheet(store, ref: str, sheet) -> list[dict[str, str]]:
+    """`golden review export REF --all` into ``sheet``; its rows."""
+    out = CliRunner().invoke(
+        app, ["review", "export", ref, "--store", str(store), "--out", str(sheet), "--all"]
+    )
+    assert out.exit_code == 0, out.output
+    return list(csv.DictReader(sheet.open()))
+
+
+def _import_sheet(rows: list[dict[str, str]], sheet, store, set_name: str):
+    """Write the edited ``rows`` back to ``sheet`` and `golden review import` it."""
+    with sheet.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    imported = CliRunner().invoke(
+        app, ["review", "import", str(sheet), "--store", str(store), "--set", set_name]
+    )
+    assert imported.exit_code == 0, imported.output
+    return imported
+
+
 def test_rejected_case_stays_out_even_recorded_again_and_confirmed_is_human(
     prefect_api, pseudonym_key, corpus, tmp_path
 ):
@@ -61,24 +83,12 @@ def test_rejected_case_stays_out_even_recorded_again_and_confirmed_is_human(
     # generated runs that reached their recorded expected state are `oracle`, not unconfirmed,
     # so a first version has nothing the default sheet would list: ask for every case
     assert {r["trust"] for r in first} == {"oracle"}
-    out = CliRunner().invoke(
-        app,
-        ["review", "export", f"rev@{v1}", "--store", str(store), "--out", str(sheet), "--all"],
-    )
-    assert out.exit_code == 0, out.output
-    rows = list(csv.DictReader(sheet.open()))
+    rows = _export_sheet(store, f"rev@{v1}", sheet)
     assert rows and all(r["exact_hash"] and r["why_review"] for r in rows)
     reject, confirm = rows[0], rows[1]
     reject.update(decision="reject", reason="wrong expected outcome", reviewer="ana")
     confirm.update(decision="confirm", reviewer="ana")
-    with sheet.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    imported = CliRunner().invoke(
-        app, ["review", "import", str(sheet), "--store", str(store), "--set", "rev"]
-    )
-    assert imported.exit_code == 0, imported.output
+    imported = _import_sheet(rows, sheet, store, "rev")
     assert "recorded 2 decision(s)" in imported.output
 
     # the rejected run is recorded again under another record id (same content)
@@ -136,24 +146,12 @@ def test_a_corrected_expected_state_is_what_replay_asserts(
 
     v1 = run()
     sheet = tmp_path / "sheet.csv"
-    out = CliRunner().invoke(
-        app,
-        ["review", "export", f"fix@{v1}", "--store", str(store), "--out", str(sheet), "--all"],
-    )
-    assert out.exit_code == 0, out.output
-    rows = list(csv.DictReader(sheet.open()))
+    rows = _export_sheet(store, f"fix@{v1}", sheet)
     fixed = next(r for r in rows if r["final_state"])
     corrected_state = "FIN_REFUND_DENIED_AFTER_REVIEW"
     assert corrected_state != fixed["final_state"]
     fixed.update(decision="correct", corrected_final_state=corrected_state, reviewer="ana")
-    with sheet.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    imported = CliRunner().invoke(
-        app, ["review", "import", str(sheet), "--store", str(store), "--set", "fix"]
-    )
-    assert imported.exit_code == 0, imported.output
+    _import_sheet(rows, sheet, store, "fix")
 
     v2 = run()
     assert v2 != v1
@@ -208,24 +206,12 @@ def test_review_decisions_reach_the_cases_an_incremental_run_carries(
     v1 = run(datetime(2000, 1, 1, tzinfo=UTC), datetime(2090, 1, 1, tzinfo=UTC))
     first = {r["case_id"]: r for r in open_set(str(store), f"inc@{v1}").read_table().to_pylist()}
     sheet = tmp_path / "sheet.csv"
-    out = CliRunner().invoke(
-        app,
-        ["review", "export", f"inc@{v1}", "--store", str(store), "--out", str(sheet), "--all"],
-    )
-    assert out.exit_code == 0, out.output
-    rows = list(csv.DictReader(sheet.open()))
+    rows = _export_sheet(store, f"inc@{v1}", sheet)
     reject = rows[0]
     fixed = next(r for r in rows[1:] if r["final_state"])
     reject.update(decision="reject", reason="wrong expected outcome", reviewer="ana")
     fixed.update(decision="correct", corrected_final_state="REVIEWED_STATE_X", reviewer="ana")
-    with sheet.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    imported = CliRunner().invoke(
-        app, ["review", "import", str(sheet), "--store", str(store), "--set", "inc"]
-    )
-    assert imported.exit_code == 0, imported.output
+    _import_sheet(rows, sheet, store, "inc")
 
     # a later night with no new recordings: every published case is carried over
     v2 = run(datetime(2090, 1, 1, tzinfo=UTC), datetime(2090, 1, 2, tzinfo=UTC))
