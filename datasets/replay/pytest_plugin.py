@@ -32,6 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     split = config.getoption("--golden-split")
     if split is not None:
+        # loaded only when a golden option is given: pytest imports this plugin in every run
         from golden_distill.filters.curation_config import SPLITS
 
         if split not in SPLITS:
@@ -40,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _golden(config: pytest.Config) -> Any:
     if _SET_KEY not in config.stash:
+        # loaded only when a golden option is given: pytest imports this plugin in every run
         from golden_distill.datasets.reader import open_set
 
         store = config.getoption("--golden-store")
@@ -75,6 +77,7 @@ def golden_case(request: pytest.FixtureRequest) -> Any:
 @pytest.fixture
 def golden_replay(request: pytest.FixtureRequest) -> Any:
     """``golden_replay(agent, golden_case)``: replay one case, fail on a P0/P1 crossing."""
+    # loaded only when a golden option is given: pytest imports this plugin in every run
     from golden_distill.datasets.replay.config import SHIPPED_GATE, load_replay_config
     from golden_distill.datasets.replay.gate import evaluate
     from golden_distill.datasets.replay.runner import replay_case

@@ -168,6 +168,7 @@ def write_sql(run: ReplayRun, url: str) -> None:
             conn.executemany(insert_summary, summary)
         conn.close()
         return
+    # optional: psycopg only for postgresql:// results (the `pipeline` extra)
     import psycopg
 
     try:

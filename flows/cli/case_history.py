@@ -22,6 +22,7 @@ def _row(golden: Any, case_id: str) -> dict[str, Any] | None:
 def case_report(store: Any, golden: Any, case_id: str, open_version: Any) -> dict[str, Any]:
     """One case of ``golden``: reasons, score, cluster (members from clusters.parquet), split,
     trust, and per version of the set whether it was published and with which reasons."""
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.versions import list_versions
 
     row = _row(golden, case_id)

@@ -30,6 +30,7 @@ def fields_command(
         bool, typer.Option(help="Only paths where something was found.")
     ] = False,
 ) -> None:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.reader import VersionNotFound, open_set
     from golden_distill.redaction.inventory import new_paths, proposals
 

@@ -42,6 +42,7 @@ Example:
 def summary_table(summary: IngestSummary) -> Table:
     """The summary as a rich table: counts, quarantine reasons, volume and speed."""
 
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.quarantine import quarantine_hint
 
     table = Table(title="ingest summary", show_header=True, header_style="bold")

@@ -65,6 +65,7 @@ def _load_frame(path_or_sources: Any, sample: int | None, configs: list[Any]) ->
     # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
 
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.case_source import read_cases
     from golden_distill.filters.quotas import tiebreak_hash
 
@@ -83,6 +84,7 @@ def _select(cases: Any, frame: Any, cfg: Any) -> tuple[Any, Any]:
     # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
 
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.case_source import as_lazy
     from golden_distill.filters.dedup.signature import signatures
     from golden_distill.filters.runner import score_cases
@@ -139,6 +141,7 @@ def preview_command(
     # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
 
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.preview import diff_report, preview_report
 
     started = time.perf_counter()

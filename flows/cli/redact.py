@@ -70,6 +70,7 @@ def redact_shard_file(
     # heavy: loaded when the command runs, not for `golden --help`
     import pyarrow.parquet as pq
 
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.redaction.shard import redact_table
 
     result = redact_table(pq.read_table(path), _redactor(config, key, volatile, opt_out))

@@ -70,6 +70,7 @@ def replay_cmd(
         typer.Option("--split", help="Only the cases of this split: dev, regression or holdout."),
     ] = None,
 ) -> None:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.replay.config import SHIPPED_GATE, load_replay_config
     from golden_distill.datasets.replay.report import render_report
     from golden_distill.datasets.replay.results import ResultsError, write_outputs, write_sql
@@ -90,6 +91,7 @@ def replay_cmd(
     baseline = f"{golden.name}@{golden.version}"
 
     def run() -> Any:
+        # heavy: loaded when the command runs, not for `golden --help`
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         with Progress(
@@ -127,6 +129,7 @@ def replay_cmd(
 
 
 def _check_split(split: str | None) -> None:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.curation_config import SPLITS
 
     if split is not None and split not in SPLITS:
@@ -151,6 +154,7 @@ def export_cmd(
         str | None, typer.Option("--funnel", help="Only the cases of this funnel.")
     ] = None,
 ) -> None:
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.replay.export import FORMATS, export_cases
 
     if fmt not in FORMATS:

@@ -41,8 +41,10 @@ COLUMNS = (
 
 
 def _rows(golden: Any, everything: bool) -> list[dict[str, Any]]:
+    # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
 
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.drift import case_changes
 
     frame = pl.from_arrow(golden.read_table())
@@ -145,8 +147,10 @@ def import_cmd(
 
     Example: `golden review import sheet.csv --store ./store --set nightly`
     """
+    # heavy: loaded when the command runs, not for `golden --help`
     import orjson
 
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.layout import check_set_name
     from golden_distill.filters.review import check_row, log_path
 

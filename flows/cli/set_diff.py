@@ -19,6 +19,7 @@ def _frame(golden: Any) -> pl.DataFrame:
 
 def diff_report(a: Any, b: Any, *, top: int = 20) -> dict[str, Any]:
     """Everything `golden sets diff` shows, for two opened versions (GoldenSet)."""
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.diff import diff_sets
 
     coverage = diff_sets(a, b).as_dict()

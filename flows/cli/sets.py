@@ -200,6 +200,7 @@ def show_cmd(
 
     fs = _store(store, storage_options, config)
     if case is not None:
+        # heavy: loaded when the command runs, not for `golden --help`
         from golden_distill.flows.cli.case_history import case_report, render_case
 
         keys = _keys(public_key)
@@ -330,10 +331,12 @@ def promote_cmd(
 
     Example: `golden sets promote nightly@2026.11.29.1 stable --min-trust oracle`
     """
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.trust import RANK
 
     if min_trust is not None and min_trust not in RANK:
         raise typer.BadParameter(f"one of {', '.join(RANK)}", param_hint="--min-trust")
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.layout import SetLayout, parse_ref
     from golden_distill.datasets.store.verify import verify_version
     from golden_distill.datasets.store.versions import resolve
@@ -368,8 +371,10 @@ def promote_cmd(
 def _weaker_regression_cases(golden: Any, minimum: str) -> list[str]:
     """Ids of regression-split cases trusted less than ``minimum`` (a version without splits:
     every case counts as regression and unconfirmed)."""
+    # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
 
+    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.trust import at_least
 
     frame = pl.from_arrow(golden.read_table())

@@ -6,11 +6,13 @@ it renders offline and cannot leak anything when opened.
 
 from __future__ import annotations
 
+import json
 from html import escape
 from typing import Any
 
 from golden_distill.datasets.quarantine import quarantine_hint
 from golden_distill.flows.report.svg import bar_chart
+from golden_distill.redaction.inventory import unclassified_findings, verifier_paths
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:980px;
@@ -166,7 +168,6 @@ CASE_ROWS = 2000
 
 
 def _case_table(stats: dict[str, Any]) -> str:
-    import json
 
     rows = []
     for case in (stats.get("case_table") or [])[:CASE_ROWS]:
@@ -252,7 +253,6 @@ def _stage_times(stats: dict[str, Any]) -> str:
 def _field_inventory(stats: dict[str, Any]) -> str:
     """Paths first seen in this run, paths where the verifier found something, and paths no
     rule owns where personal data was found (counts and entity types, never values)."""
-    from golden_distill.redaction.inventory import unclassified_findings, verifier_paths
 
     nested = stats.get("field_inventory") or {}
     if not nested:

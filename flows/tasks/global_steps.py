@@ -6,6 +6,7 @@ chosen rows from shard files, the parent version's ids (datasets.reader) and pub
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,28 @@ import pyarrow.parquet as pq
 
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.datasets.sources.uris import display_uri
+from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.datasets.store.publish import publish_version
+from golden_distill.datasets.store.signing import signing_key_from_env
+from golden_distill.filters.case_source import read_cases
 from golden_distill.filters.curation_config import SplitsConfig
-from golden_distill.filters.review import ReviewDecisions, corrected_expected, parse_log
+from golden_distill.filters.dedup.borderline import borderline_members
+from golden_distill.filters.dedup.cluster import cluster
+from golden_distill.filters.dedup.config import DedupConfig
+from golden_distill.filters.dedup.report import largest_clusters
+from golden_distill.filters.dedup.representatives import choose_representatives
+from golden_distill.filters.dedup.signature import signatures
+from golden_distill.filters.drift import coverage_gap, drift
+from golden_distill.filters.review import ReviewDecisions, corrected_expected, log_path, parse_log
+from golden_distill.filters.runner import (
+    figures_from,
+    needs_rescore,
+    permissive_figures,
+    rescore,
+)
 from golden_distill.filters.selection import Chosen
 from golden_distill.filters.selection import choose as choose_cases
+from golden_distill.filters.selection_stats import selection_stats
 from golden_distill.filters.splits import assign_splits
 from golden_distill.filters.trust import trust_expr
 from golden_distill.flows.config import PipelineConfig
@@ -40,13 +59,6 @@ def batch_wide(
     """When a funnel compares cases with a batch-wide figure (a percentile of the whole batch),
     compute it once over every shard's decisions and re-score the rows the shards kept for it
     (scored permissively per shard); otherwise the decisions as they are."""
-    from golden_distill.filters.case_source import read_cases
-    from golden_distill.filters.runner import (
-        figures_from,
-        needs_rescore,
-        permissive_figures,
-        rescore,
-    )
 
     if not permissive_figures(config.funnels):
         return decisions
@@ -88,8 +100,6 @@ def choose(
 
 def review_log(resolved: ResolvedRun) -> bytes | None:
     """The set's review log (filters/review.py), None when nobody reviewed it yet."""
-    from golden_distill.datasets.store.fs import StoreFS
-    from golden_distill.filters.review import log_path
 
     store = StoreFS(resolved.store_url, resolved.config.publish.storage_options or None)
     try:
@@ -104,7 +114,6 @@ def review_decisions(resolved: ResolvedRun) -> ReviewDecisions:
 
 def selection_counts(chosen: Chosen, config: PipelineConfig) -> dict[str, Any]:
     """The funnel, dedup and quota counts of a selection, for the report and the manifest."""
-    from golden_distill.filters.selection_stats import selection_stats
 
     counts = selection_stats(chosen.decisions, config.funnels)
     dropped = counts.get("dropped", {})
@@ -133,11 +142,6 @@ def deduplicate(
     signatures: pl.DataFrame, config: PipelineConfig
 ) -> tuple[pl.DataFrame | None, dict[str, Any]]:
     """The cluster table of the kept cases (None when dedup is off) and its counts."""
-    from dataclasses import asdict
-
-    from golden_distill.filters.dedup.borderline import borderline_members
-    from golden_distill.filters.dedup.cluster import cluster
-    from golden_distill.filters.dedup.report import largest_clusters
 
     cfg = config.dedup
     if not cfg.enabled or signatures.height == 0:
@@ -172,7 +176,6 @@ def representatives(
 ) -> pl.DataFrame:
     """The cases to publish (case_id, cluster_id, cluster_size) of an incremental run: the best
     members of each new cluster that are not ``excluded``; every kept case without dedup."""
-    from golden_distill.filters.dedup.representatives import choose_representatives
 
     if clusters is None:
         frame = pl.DataFrame({"case_id": kept}).filter(~pl.col("case_id").is_in(list(excluded)))
@@ -189,7 +192,6 @@ def representatives(
 def quota_kept(decisions: pl.DataFrame, config: PipelineConfig) -> tuple[pl.Series, dict[str, Any]]:
     """Incremental runs: the new candidates the quotas keep (quotas over the candidates, before
     the joint clustering with the previous version), and the funnel stage's counts."""
-    from golden_distill.filters.dedup.config import DedupConfig
 
     chosen = choose_cases(decisions, None, config.funnels, DedupConfig(enabled=False))
     stats = selection_counts(chosen, config)
@@ -300,8 +302,6 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
 def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -> dict[str, Any]:
     """Drift of this version against the pinned one (alias `stable`, else `latest`) and the
     coverage gap: candidates whose tool path has no case in it. {} for a new set."""
-    from golden_distill.filters.dedup.signature import signatures
-    from golden_distill.filters.drift import coverage_gap, drift
 
     pinned = open_version(resolved, "stable")
     if pinned is None:  # (a GoldenSet has a length: an empty one must not read as missing)
@@ -394,8 +394,6 @@ def publish(
 ) -> tuple[str, str, str | None]:
     """Publish the version; its id, the report's location, and the version it duplicates
     (same content hash: nothing new was published), if any."""
-    from golden_distill.datasets.store.publish import publish_version
-    from golden_distill.datasets.store.signing import signing_key_from_env
 
     config = resolved.config
     clusters = selection.published_clusters()

@@ -25,6 +25,7 @@ from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
 from golden_distill.flows.tasks.shard import check_same_code, fresh_dir
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.workdir import make_private
+from golden_distill.redaction.inventory import to_nested
 from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
 
 
@@ -78,7 +79,6 @@ def redact_candidates(
     """Scrub and verify every candidate (fail closed). Returns the redacted rows, the ids of
     quarantined candidates with their reason (also appended to the shard's quarantine file),
     and counts per entity type / per reason."""
-    from golden_distill.redaction.inventory import to_nested
     from golden_distill.redaction.shard import redact_table  # local: Presidio, see _redactor
 
     result = redact_table(candidates, _redactor(config, key_id))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from importlib.metadata import version
 
 import detect_secrets
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
@@ -83,7 +84,6 @@ def ruleset_version() -> str:
 
 
 def _dist_version() -> str:
-    from importlib.metadata import version
 
     return version("detect-secrets")
 
