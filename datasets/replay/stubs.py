@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import operator
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -47,8 +48,7 @@ _SORT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _ID_KEY = re.compile(r"(?:^id$|^ID$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
 
 
-def _seq(step: Step) -> int:
-    return step.seq
+_seq = operator.attrgetter("seq")  # a step's order (C-level: the key of every per-case sort)
 
 
 def is_id_key(key: str) -> bool:
@@ -143,14 +143,32 @@ class VirtualTools:
             self.on_call()
         if type(arguments) is str or type(arguments) is bytes:
             arguments = parse_json(arguments if isinstance(arguments, str) else arguments.decode())
-        canonical = self._canonical(arguments)
+        volatile = self.volatile
+        # fast path (as ``_canonical``, inlined: this runs on every call): a flat object
+        # without volatile keys only needs sorting
+        if (
+            type(arguments) is dict
+            and volatile.isdisjoint(map(str.lower, arguments))
+            and _CONTAINERS.isdisjoint(map(type, arguments.values()))
+        ):
+            canonical = orjson.dumps(arguments, option=_SORT)
+        else:
+            canonical = canonical_json_normalised(arguments, volatile)
         log = self.log
         write = self._writes.get(name)
         if write is None:  # no recording of this tool at all
             log.append(ServedCall(len(log), name, arguments, canonical, True, ESCAPE, None, None,
                                   "error", "stub escape"))  # fmt: skip
             raise StubEscape(name)
-        step, how = self._match(name, arguments, canonical, write)
+        # stage 1 (exact), inlined; the stored step hashes are the key
+        used = self._used
+        digest = hashlib.sha256(canonical).hexdigest()
+        for step in self._exact.get((name, digest), ()):
+            if step.seq not in used:
+                how = EXACT
+                break
+        else:
+            step, how = self._tolerant(name, canonical, write)
         if step is not None:
             self._used.add(step.seq)
             response, status, error = step.response, step.status, step.error
@@ -172,14 +190,8 @@ class VirtualTools:
             return response
 
     # -- matching ----------------------------------------------------------------------------
-    def _match(
-        self, name: str, arguments: Any, canonical: bytes, write: bool
-    ) -> tuple[Step | None, str]:
-        digest = hashlib.sha256(canonical).hexdigest()  # the stored step hashes' key
-        used = self._used
-        for step in self._exact.get((name, digest), ()):
-            if step.seq not in used:
-                return step, EXACT
+    def _tolerant(self, name: str, canonical: bytes, write: bool) -> tuple[Step | None, str]:
+        """Stage 2: the tool's unused recordings after the normal form, then (reads) the next."""
         unused = [s for s in self._by_tool[name] if s.seq not in self._used]
         stripped = orjson.loads(canonical)
         for step in unused:
