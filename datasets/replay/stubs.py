@@ -55,6 +55,23 @@ def is_id_key(key: str) -> bool:
     return bool(_ID_KEY.search(key))
 
 
+def _plain(value: Any, volatile: frozenset[str]) -> bool:
+    """No volatile key and only ``str`` keys at any depth, in plain dicts and lists only: then
+    ``canonical_json`` of ``value`` is ``value`` sorted (checked without copying, as ``_strip``
+    would; anything unusual answers False and takes the full path)."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or key.lower() in volatile:
+                return False
+            if isinstance(item, dict | list) and not _plain(item, volatile):
+                return False
+        return True
+    if kind is list:
+        return all(not isinstance(item, dict | list) or _plain(item, volatile) for item in value)
+    return not isinstance(value, dict | list)  # a scalar; a dict/list subclass takes the full path
+
+
 def parse_json(text: str | None) -> Any:
     if text is None:
         return None
@@ -144,13 +161,13 @@ class VirtualTools:
         if type(arguments) is str or type(arguments) is bytes:
             arguments = parse_json(arguments if isinstance(arguments, str) else arguments.decode())
         volatile = self.volatile
-        # fast path (as ``_canonical``, inlined: this runs on every call): a flat object
-        # without volatile keys only needs sorting
+        # fast paths (inlined: this runs on every call): a flat object without volatile keys
+        # (checked in C), or anything else with nothing to strip, only needs sorting
         if (
             type(arguments) is dict
             and volatile.isdisjoint(map(str.lower, arguments))
             and _CONTAINERS.isdisjoint(map(type, arguments.values()))
-        ):
+        ) or _plain(arguments, volatile):
             canonical = orjson.dumps(arguments, option=_SORT)
         else:
             canonical = canonical_json_normalised(arguments, volatile)
