@@ -100,7 +100,12 @@ class Determinism:
             setattr(secrets, name, fn)
         self._travel = time_machine.travel(FALLBACK_TIME, tick=False)
         self.traveller = self._travel.start()
-        self.tick = functools.partial(self.traveller.shift, self.step) if self.step else None
+        # shifting by float seconds skips time-machine's timedelta conversion on every tool
+        # call; taken only when it lands on the same nanosecond
+        seconds = self.step.total_seconds()
+        exact = round(seconds * 1_000_000_000) == self.step // timedelta(microseconds=1) * 1000
+        delta = seconds if exact else self.step
+        self.tick = functools.partial(self.traveller.shift, delta) if self.step else None
         return self
 
     def case(self, case_id: str, recorded_at: datetime | None) -> FrozenClock:

@@ -107,7 +107,7 @@ class VirtualTools:
         volatile_keys: Iterable[str] | None = None,
         on_call: Callable[[], None] | None = None,
     ) -> None:
-        self.steps = sorted((s for s in steps if s.kind in TOOL_KINDS), key=_seq)
+        self.steps = sorted([s for s in steps if s.kind in TOOL_KINDS], key=_seq)
         self.matching = matching
         # a frozenset is taken as already normalised (replay_cases normalises once per run)
         self.volatile = (
