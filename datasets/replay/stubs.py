@@ -120,18 +120,27 @@ class VirtualTools:
         self.log: list[ServedCall] = []
         self.state: dict[str, dict[str, Any]] = {}  # entity id -> fields written (synthetic)
         self._used: set[int] = set()
-        by_tool: dict[str, list[Step]] = {}
         exact: dict[tuple[str, str], list[Step]] = {}
         writes: dict[str, bool] = {}  # a tool with any call not known to be a read is a write
         for step in self.steps:
             name = step.name
-            by_tool.setdefault(name, []).append(step)
             digest = step.canonical_args_sha256 or canonical_args_sha256(
                 step.arguments, self.volatile
             )
             exact.setdefault((name, digest), []).append(step)
             writes[name] = writes.get(name, False) or step.is_mutating is not False
-        self._by_tool, self._exact, self._writes = by_tool, exact, writes
+        self._exact, self._writes = exact, writes
+        self._tools: dict[str, list[Step]] | None = None  # built on the first inexact call
+
+    @property
+    def _by_tool(self) -> dict[str, list[Step]]:
+        """Each tool's recordings in order (stage 2 and unmatched calls only: most cases never
+        need it)."""
+        if self._tools is None:
+            self._tools = {}
+            for step in self.steps:
+                self._tools.setdefault(step.name, []).append(step)
+        return self._tools
 
     @property
     def normaliser(self) -> Normaliser:
@@ -187,7 +196,7 @@ class VirtualTools:
         else:
             step, how = self._tolerant(name, canonical, write)
         if step is not None:
-            self._used.add(step.seq)
+            used.add(step.seq)
             response, status, error = step.response, step.status, step.error
         else:
             response, status, error = self._unmatched(name, arguments, write), "ok", None
