@@ -224,9 +224,12 @@ class CaseAsserter:
 def _as_recorded(baseline: list[Step], log: list[ServedCall]) -> bool:
     """The common case, checked cheaply: the replay made exactly the recorded calls, in order,
     each an exact match (then layers 1 and 2 can find nothing)."""
-    return len(log) == len(baseline) and all(
-        c.match == EXACT and c.recorded_seq == s.seq for c, s in zip(log, baseline, strict=True)
-    )
+    if len(log) != len(baseline):
+        return False
+    for c, s in zip(log, baseline, strict=True):
+        if c.match != EXACT or c.recorded_seq != s.seq:
+            return False
+    return True
 
 
 def _sig(step: Step) -> tuple[str, str | None]:

@@ -12,11 +12,12 @@ imported with ``from uuid import uuid4`` before the replay keeps the real functi
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import random
 import secrets
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -45,9 +46,11 @@ class FrozenClock:
             self.traveller.shift(self.step)
 
 
-def _seeded_secrets(rng: random.Random) -> dict[str, Any]:
+def _seeded_secrets(rng: Callable[[], random.Random]) -> dict[str, Any]:
+    """The ``secrets`` functions drawing from ``rng()`` (the case's generator, seeded on use)."""
+
     def token_bytes(nbytes: int | None = None) -> bytes:
-        return rng.randbytes(32 if nbytes is None else nbytes)
+        return rng().randbytes(32 if nbytes is None else nbytes)
 
     def token_hex(nbytes: int | None = None) -> str:
         return token_bytes(nbytes).hex()
@@ -59,9 +62,9 @@ def _seeded_secrets(rng: random.Random) -> dict[str, Any]:
         "token_bytes": token_bytes,
         "token_hex": token_hex,
         "token_urlsafe": token_urlsafe,
-        "randbits": rng.getrandbits,
-        "randbelow": rng.randrange,
-        "choice": rng.choice,
+        "randbits": lambda k: rng().getrandbits(k),
+        "randbelow": lambda n: rng().randrange(n),
+        "choice": lambda seq: rng().choice(seq),
     }
 
 
@@ -72,20 +75,37 @@ class Determinism:
     def __init__(self, tick_ms: int) -> None:
         self.step = timedelta(milliseconds=tick_ms)
         self.rng = random.Random(0)
+        #: the seed ``rng`` takes before its next draw (seeding is deferred to the first
+        #: ``uuid4``/``secrets`` call: most cases draw nothing, and a seed costs as much as
+        #: a tool call; the draws are the same as with eager seeding)
+        self._pending_seed: int | None = None
+        self.tick: Callable[[], None] | None = None  # the clock's tick, once started
         self._travel: Any = None
         self._saved: dict[str, Any] = {}
         self._random_state: Any = None
 
+    def _generator(self) -> random.Random:
+        if self._pending_seed is not None:
+            self.rng.seed(self._pending_seed)
+            self._pending_seed = None
+        return self.rng
+
     def __enter__(self) -> Determinism:
-        rng = self.rng
+        rng = self._generator
         self._random_state = random.getstate()
         self._saved = {name: getattr(secrets, name) for name in _SECRETS}
         self._saved["uuid4"] = uuid.uuid4
-        uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # type: ignore[assignment]
+        uuid.uuid4 = lambda: uuid.UUID(int=rng().getrandbits(128), version=4)  # type: ignore[assignment]
         for name, fn in _seeded_secrets(rng).items():
             setattr(secrets, name, fn)
         self._travel = time_machine.travel(FALLBACK_TIME, tick=False)
         self.traveller = self._travel.start()
+        # shifting by float seconds skips time-machine's timedelta conversion on every tool
+        # call; taken only when it lands on the same nanosecond
+        seconds = self.step.total_seconds()
+        exact = round(seconds * 1_000_000_000) == self.step // timedelta(microseconds=1) * 1000
+        delta = seconds if exact else self.step
+        self.tick = functools.partial(self.traveller.shift, delta) if self.step else None
         return self
 
     def case(self, case_id: str, recorded_at: datetime | None) -> FrozenClock:
@@ -96,7 +116,7 @@ class Determinism:
         self.traveller.move_to(start.timestamp())  # a float: no time-zone switching
         seed = case_seed(case_id)
         random.seed(seed)
-        self.rng.seed(seed ^ 0x5EED)
+        self._pending_seed = seed ^ 0x5EED
         return FrozenClock(self.traveller, self.step)
 
     def __exit__(self, *exc: object) -> None:

@@ -64,9 +64,9 @@ class CaseRun:
 
 
 def baseline_calls(case: Case, tools: VirtualTools) -> tuple[BaselineCall, ...]:
+    writes = tools._writes  # every step's tool is in it (is_write's lookup, per step)
     return tuple(
-        BaselineCall(s.seq, s.name, parse_json(s.arguments), tools.is_write(s.name))
-        for s in tools.steps
+        [BaselineCall(s.seq, s.name, parse_json(s.arguments), writes[s.name]) for s in tools.steps]
     )
 
 
@@ -101,7 +101,8 @@ def _run_agent(
     tools: VirtualTools,
     determinism: Determinism,
 ) -> tuple[AgentResult | None, str | None]:
-    tools.on_call = determinism.case(case.case_id, case.recorded_at).tick
+    determinism.case(case.case_id, case.recorded_at)
+    tools.on_call = determinism.tick  # one callable for every case (None: no tick)
     try:
         returned = agent(replay_input, tools)
     except Exception as exc:  # the agent's failure is a finding, not a harness crash

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import operator
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -47,12 +48,28 @@ _SORT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _ID_KEY = re.compile(r"(?:^id$|^ID$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
 
 
-def _seq(step: Step) -> int:
-    return step.seq
+_seq = operator.attrgetter("seq")  # a step's order (C-level: the key of every per-case sort)
 
 
 def is_id_key(key: str) -> bool:
     return bool(_ID_KEY.search(key))
+
+
+def _plain(value: Any, volatile: frozenset[str]) -> bool:
+    """No volatile key and only ``str`` keys at any depth, in plain dicts and lists only: then
+    ``canonical_json`` of ``value`` is ``value`` sorted (checked without copying, as ``_strip``
+    would; anything unusual answers False and takes the full path)."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or key.lower() in volatile:
+                return False
+            if isinstance(item, dict | list) and not _plain(item, volatile):
+                return False
+        return True
+    if kind is list:
+        return all(not isinstance(item, dict | list) or _plain(item, volatile) for item in value)
+    return not isinstance(value, dict | list)  # a scalar; a dict/list subclass takes the full path
 
 
 def parse_json(text: str | None) -> Any:
@@ -90,7 +107,7 @@ class VirtualTools:
         volatile_keys: Iterable[str] | None = None,
         on_call: Callable[[], None] | None = None,
     ) -> None:
-        self.steps = sorted((s for s in steps if s.kind in TOOL_KINDS), key=_seq)
+        self.steps = sorted([s for s in steps if s.kind in TOOL_KINDS], key=_seq)
         self.matching = matching
         # a frozenset is taken as already normalised (replay_cases normalises once per run)
         self.volatile = (
@@ -103,18 +120,27 @@ class VirtualTools:
         self.log: list[ServedCall] = []
         self.state: dict[str, dict[str, Any]] = {}  # entity id -> fields written (synthetic)
         self._used: set[int] = set()
-        by_tool: dict[str, list[Step]] = {}
         exact: dict[tuple[str, str], list[Step]] = {}
         writes: dict[str, bool] = {}  # a tool with any call not known to be a read is a write
         for step in self.steps:
             name = step.name
-            by_tool.setdefault(name, []).append(step)
             digest = step.canonical_args_sha256 or canonical_args_sha256(
                 step.arguments, self.volatile
             )
             exact.setdefault((name, digest), []).append(step)
             writes[name] = writes.get(name, False) or step.is_mutating is not False
-        self._by_tool, self._exact, self._writes = by_tool, exact, writes
+        self._exact, self._writes = exact, writes
+        self._tools: dict[str, list[Step]] | None = None  # built on the first inexact call
+
+    @property
+    def _by_tool(self) -> dict[str, list[Step]]:
+        """Each tool's recordings in order (stage 2 and unmatched calls only: most cases never
+        need it)."""
+        if self._tools is None:
+            self._tools = {}
+            for step in self.steps:
+                self._tools.setdefault(step.name, []).append(step)
+        return self._tools
 
     @property
     def normaliser(self) -> Normaliser:
@@ -143,16 +169,34 @@ class VirtualTools:
             self.on_call()
         if type(arguments) is str or type(arguments) is bytes:
             arguments = parse_json(arguments if isinstance(arguments, str) else arguments.decode())
-        canonical = self._canonical(arguments)
+        volatile = self.volatile
+        # fast paths (inlined: this runs on every call): a flat object without volatile keys
+        # (checked in C), or anything else with nothing to strip, only needs sorting
+        if (
+            type(arguments) is dict
+            and volatile.isdisjoint(map(str.lower, arguments))
+            and _CONTAINERS.isdisjoint(map(type, arguments.values()))
+        ) or _plain(arguments, volatile):
+            canonical = orjson.dumps(arguments, option=_SORT)
+        else:
+            canonical = canonical_json_normalised(arguments, volatile)
         log = self.log
         write = self._writes.get(name)
         if write is None:  # no recording of this tool at all
             log.append(ServedCall(len(log), name, arguments, canonical, True, ESCAPE, None, None,
                                   "error", "stub escape"))  # fmt: skip
             raise StubEscape(name)
-        step, how = self._match(name, arguments, canonical, write)
+        # stage 1 (exact), inlined; the stored step hashes are the key
+        used = self._used
+        digest = hashlib.sha256(canonical).hexdigest()
+        for step in self._exact.get((name, digest), ()):
+            if step.seq not in used:
+                how = EXACT
+                break
+        else:
+            step, how = self._tolerant(name, canonical, write)
         if step is not None:
-            self._used.add(step.seq)
+            used.add(step.seq)
             response, status, error = step.response, step.status, step.error
         else:
             response, status, error = self._unmatched(name, arguments, write), "ok", None
@@ -172,14 +216,8 @@ class VirtualTools:
             return response
 
     # -- matching ----------------------------------------------------------------------------
-    def _match(
-        self, name: str, arguments: Any, canonical: bytes, write: bool
-    ) -> tuple[Step | None, str]:
-        digest = hashlib.sha256(canonical).hexdigest()  # the stored step hashes' key
-        used = self._used
-        for step in self._exact.get((name, digest), ()):
-            if step.seq not in used:
-                return step, EXACT
+    def _tolerant(self, name: str, canonical: bytes, write: bool) -> tuple[Step | None, str]:
+        """Stage 2: the tool's unused recordings after the normal form, then (reads) the next."""
         unused = [s for s in self._by_tool[name] if s.seq not in self._used]
         stripped = orjson.loads(canonical)
         for step in unused:

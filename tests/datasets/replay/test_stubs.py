@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from golden_distill.datasets.canonical_json import canonical_json
 from golden_distill.datasets.case import Case, Step
 from golden_distill.datasets.reader import GoldenSet
 from golden_distill.datasets.replay import (
@@ -22,6 +23,7 @@ from golden_distill.datasets.replay import (
     replay_case,
 )
 from golden_distill.datasets.replay.agents import reissue
+from golden_distill.datasets.replay.config import MatchingSection
 from golden_distill.datasets.replay.stubs import VirtualTools
 
 
@@ -220,3 +222,23 @@ def _outcome(state: str):
     from golden_distill.datasets.case import Outcome
 
     return Outcome(final_state=state)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"orderId": "O-1", "qty": 2},  # flat
+        {"order": {"id": "O-1", "lines": [{"sku": "A", "qty": 1}]}, "b": [1, [2, {"c": 3}]]},
+        {"order": {"id": "O-1", "meta": {"Request_ID": "r-9", "ts": 5}}, "x": [{"nonce": 1}]},
+        [{"z": 1, "a": {"TraceId": "t"}}, 3],
+        {"a": {1: "int key"}},  # non-str key: the full path
+        "plain text",
+        None,
+    ],
+)
+def test_served_calls_carry_the_canonical_json_of_their_arguments(arguments) -> None:
+    """The stubs' fast paths (nothing to strip) give exactly ``canonical_json``."""
+    tools = VirtualTools([], MatchingSection())
+    with pytest.raises(StubEscape):
+        tools.call("unrecorded_tool", arguments)
+    assert tools.log[0].canonical == canonical_json(arguments)
