@@ -22,6 +22,19 @@ if TYPE_CHECKING:
 SIGNATURE_SEED = 0x5EED
 
 
+def tool_sequence_signature(steps: pl.Expr) -> pl.Expr:
+    """The quotas' trajectory signature: the tool sequence (model steps left out) of ``steps``
+    already in ``seq`` order, hashed; quotas only compare signatures for equality. Tool names
+    are not personal data, so a published (redacted) case has the signature it had."""
+    calls = pl.element().filter(pl.element().struct.field("kind") != "model")
+    return (
+        steps.list.eval(calls.struct.field("name"))
+        .list.join(">")
+        .fill_null("")
+        .hash(SIGNATURE_SEED)
+    )
+
+
 @dataclass(slots=True)
 class FunnelInputs:
     """One batch of cases, flattened for the funnels.
@@ -80,7 +93,6 @@ def build_inputs(
         steps = funnel.prepare_steps(steps)
     steps = steps.drop(extra)
 
-    calls = pl.element().filter(pl.element().struct.field("kind") != "model")
     outcome = pl.col("outcome").struct.field
     cases = ordered.select(
         "case_id",
@@ -92,12 +104,7 @@ def build_inputs(
         out_handoff=outcome("handoff"),
         out_low_confidence=outcome("low_confidence"),
         n_steps=pl.col("steps").list.len().fill_null(0).cast(pl.Int32),
-        # The tool sequence, hashed: quotas only compare signatures for equality.
-        signature=pl.col("steps")
-        .list.eval(calls.struct.field("name"))
-        .list.join(">")
-        .fill_null("")
-        .hash(SIGNATURE_SEED),
+        signature=tool_sequence_signature(pl.col("steps")),
     )
     if details:
         per_case = steps.group_by("case_id").agg(

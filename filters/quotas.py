@@ -47,18 +47,27 @@ def tiebreak_hash(case_ids: pl.Series, seed: int) -> pl.Series:
     return pl.Series("tiebreak", values, dtype=pl.UInt64)
 
 
-def priority_order(candidates: pl.DataFrame, cfg: QuotasConfig) -> pl.DataFrame:
-    """``candidates`` sorted into quota priority, with a 0-based ``priority`` column."""
+def priority_order(
+    candidates: pl.DataFrame, cfg: QuotasConfig, tier: str | None = None
+) -> pl.DataFrame:
+    """``candidates`` sorted into quota priority, with a 0-based ``priority`` column.
+
+    ``tier`` (a column name): rows of a lower tier come before every row of a higher one, each
+    tier ordered as above on its own (a grown set ranks its carried cases before new ones)."""
     frame = candidates.with_columns(tiebreak_hash(candidates["case_id"], cfg.seed))
+    first, first_desc = ([tier], [False]) if tier is not None else ([], [])
     if cfg.stratify_by_signature:
+        over = [*first, "signature"]
         frame = frame.sort(
-            ["signature", "value_score", "tiebreak", "case_id"],
-            descending=[False, True, False, False],
+            [*over, "value_score", "tiebreak", "case_id"],
+            descending=[*first_desc, False, True, False, False],
             maintain_order=True,
-        ).with_columns(stratum_rank=pl.int_range(pl.len()).over("signature"))
-        keys, desc = ["stratum_rank", "value_score", "tiebreak"], [False, True, False]
+        ).with_columns(stratum_rank=pl.int_range(pl.len()).over(over))
+        keys, desc = [*first, "stratum_rank", "value_score", "tiebreak"], [
+            *first_desc, False, True, False
+        ]  # fmt: skip
     else:
-        keys, desc = ["value_score", "tiebreak"], [True, False]
+        keys, desc = [*first, "value_score", "tiebreak"], [*first_desc, True, False]
     frame = frame.sort(
         [*keys, "case_id"], descending=[*desc, False], maintain_order=True
     ).with_row_index("priority")
@@ -117,11 +126,12 @@ MAX_ROUNDS = 200
 
 
 def apply_quotas(
-    candidates: pl.DataFrame, cfg: QuotasConfig, funnel_order: list[str]
+    candidates: pl.DataFrame, cfg: QuotasConfig, funnel_order: list[str], tier: str | None = None
 ) -> pl.DataFrame:
     """``candidates`` (case_id, tenant_id, signature, value_score, funnels) in priority order
-    with ``priority`` and ``quota_cut`` (null = kept). Quotas disabled: everything kept."""
-    frame = priority_order(candidates, cfg)
+    with ``priority`` and ``quota_cut`` (null = kept). Quotas disabled: everything kept.
+    ``tier``: see ``priority_order`` (caps are filled by lower tiers first)."""
+    frame = priority_order(candidates, cfg, tier)
     if not cfg.enabled:
         return frame.with_columns(quota_cut=pl.lit(None, dtype=pl.String))
     size = frame.height if cfg.max_cases is None else min(frame.height, cfg.max_cases)

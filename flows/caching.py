@@ -39,7 +39,12 @@ NOT_OUTPUT_CODE = ("flows/cli/", "flows/demo.py", "flows/progress.py", "flows/co
 
 
 def shard_config_sha256(config: PipelineConfig) -> str:
-    dumped = config.model_dump_json(include=set(SHARD_SECTIONS))
+    """The shard-shaping settings. Quotas (``funnels.quotas``) are global, never a shard's:
+    changing one keeps the shard cache and lets a grown set apply the new caps to its carried
+    cases instead of rebuilding (``filters/grown_quotas.py``)."""
+    dumped = config.model_dump_json(
+        include=set(SHARD_SECTIONS), exclude={"funnels": {"quotas": True}}
+    )
     return hashlib.sha256(dumped.encode()).hexdigest()
 
 

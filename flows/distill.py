@@ -105,10 +105,11 @@ def _redact_selection(
         cached += hits
         redacted.extend(found[i] for i in sorted(found))
         refused = {cid for r in found.values() for cid in r.quarantined}
-        if not refused:
+        if refused:
+            logger.info("redaction refused %d case(s): choosing replacements", len(refused))
+        # replacements, and a grown set's quotas once the new cases' tenants are known
+        if not selection.after_redaction(list(found.values()), refused, resolved.config):
             break
-        logger.info("redaction refused %d case(s): choosing replacements", len(refused))
-        selection.exclude(refused, resolved.config)
     return redacted, cached
 
 

@@ -189,11 +189,15 @@ def representatives(
     return chosen.select("case_id", "cluster_id", "cluster_size")
 
 
-def quota_kept(decisions: pl.DataFrame, config: PipelineConfig) -> tuple[pl.Series, dict[str, Any]]:
-    """Incremental runs: the new candidates the quotas keep (quotas over the candidates, before
-    the joint clustering with the previous version), and the funnel stage's counts."""
+def funnel_counts(
+    decisions: pl.DataFrame, config: PipelineConfig
+) -> tuple[pl.Series, dict[str, Any]]:
+    """Incremental runs: every new candidate (the quotas run later, over the grown set:
+    ``filters/grown_quotas.py``), and the funnel stage's counts."""
 
-    chosen = choose_cases(decisions, None, config.funnels, DedupConfig(enabled=False))
+    quotas = config.funnels.quotas.model_copy(update={"enabled": False})
+    funnels = config.funnels.model_copy(update={"quotas": quotas})
+    chosen = choose_cases(decisions, None, funnels, DedupConfig(enabled=False))
     stats = selection_counts(chosen, config)
     return chosen.representatives.get_column("case_id"), stats
 

@@ -16,7 +16,9 @@ import polars as pl
 import pyarrow as pa
 
 from golden_distill.datasets.reader import GoldenSet, VersionNotFound, open_set
+from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.filters.dedup.signature import signatures
+from golden_distill.filters.inputs import tool_sequence_signature
 from golden_distill.flows.caching import shard_config_sha256
 from golden_distill.flows.params import ResolvedRun
 
@@ -27,7 +29,7 @@ BATCH_ROWS = 4096
 @dataclass
 class Parent:
     version: str
-    cases: pl.DataFrame  # case_id, cluster_id, cluster_size, recorded_at
+    cases: pl.DataFrame  # PARENT_COLUMNS + signature (the quotas' tool-sequence hash)
     signatures: pl.DataFrame | None  # SIGNATURE_SCHEMA of its cases (None: dedup off)
     clusters: pl.DataFrame | None  # its published cluster table
 
@@ -74,15 +76,25 @@ def _batches(parent: GoldenSet, columns: list[str] | None = None) -> Iterator[pa
         yield from parent._open(entry, keep=False).iter_batches(BATCH_ROWS, columns=columns)
 
 
+#: What the selection keeps of each previous case: its cluster, and what the quotas read.
+PARENT_COLUMNS = [
+    "case_id", "cluster_id", "cluster_size", "recorded_at", "tenant_id", "value_score", "funnels"
+]  # fmt: skip
+
+
+def _small(frame: pl.DataFrame) -> pl.DataFrame:
+    in_order = pl.col("steps").list.eval(pl.element().sort_by(pl.element().struct.field("seq")))
+    return frame.select(PARENT_COLUMNS, signature=tool_sequence_signature(in_order))
+
+
 def load_parent(parent: GoldenSet, resolved: ResolvedRun) -> Parent:
-    small = ["case_id", "cluster_id", "cluster_size", "recorded_at"]
     frames: list[pl.DataFrame] = []
     sigs: list[pl.DataFrame] = []
     dedup = resolved.config.dedup
     for batch in _batches(parent):
         frame = pl.from_arrow(batch)
         assert isinstance(frame, pl.DataFrame)
-        frames.append(frame.select(small))
+        frames.append(_small(frame))
         if dedup.enabled:
             sigs.append(signatures(frame, dedup))
     clusters = parent.clusters()
@@ -90,7 +102,7 @@ def load_parent(parent: GoldenSet, resolved: ResolvedRun) -> Parent:
     assert cluster_frame is None or isinstance(cluster_frame, pl.DataFrame)
     return Parent(
         version=parent.version,
-        cases=pl.concat(frames) if frames else pl.DataFrame(schema={c: pl.String for c in small}),
+        cases=pl.concat(frames) if frames else _small(pl.from_arrow(GOLDEN_SCHEMA.empty_table())),  # type: ignore[arg-type]
         signatures=pl.concat(sigs) if sigs else None,
         clusters=cluster_frame,
     )

@@ -1,6 +1,7 @@
 """The global step: clustering of every shard's candidates, then quotas over the representatives
-(``filters.selection``, the same code `golden preview` runs); for an incremental run, quotas over
-the new candidates, then clustering jointly with the previous version's representatives.
+(``filters.selection``, the same code `golden preview` runs); for an incremental run, clustering
+jointly with the previous version's representatives, then the quotas over the grown set
+(``flows/tasks/grow.py``).
 
 Only small columns travel here (ids, tenant, funnels, score, trajectory signature) and the dedup
 signatures; whole cases stay in the shard files until the redact task reads the chosen ones, and
@@ -17,14 +18,14 @@ import polars as pl
 import pyarrow as pa
 from prefect import task
 
-from golden_distill.datasets.incremental import age_out, attach_new, carried_from_parent
 from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA
 from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks import global_steps
-from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.tasks.grow import Growth, grow, newest_per_cluster
+from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import incremental_parent, load_parent
 
 
@@ -33,7 +34,7 @@ class Selection:
     """What quotas kept, the clusters among them, the current representatives, and (incremental
     runs) the previous version's clusters carried into this one."""
 
-    kept: pl.Series  # new case ids the quotas keep (all candidates when quotas run after dedup)
+    kept: pl.Series  # new candidate ids (the quotas run after dedup)
     clusters: pl.DataFrame | None  # the cluster table of new-only clusters (None: dedup off)
     representatives: pl.DataFrame  # new representatives: case_id, cluster_id, cluster_size
     excluded: set[str] = field(default_factory=set)  # refused by redaction
@@ -49,6 +50,7 @@ class Selection:
     carried: pl.DataFrame | None = None  # CARRIED_SCHEMA: kept previous representatives
     carried_clusters: pl.DataFrame | None = None  # their cluster rows (+ new members attached)
     last_seen: pl.DataFrame | None = None  # cluster_id -> newest member's recorded_at
+    growth: Growth | None = None  # incremental runs: what the quotas over the grown set need
 
     @property
     def selected_count(self) -> int:
@@ -64,6 +66,21 @@ class Selection:
         self.excluded |= case_ids
         self._choose(config)
 
+    def after_redaction(
+        self, redacted: list[RedactResult], refused: set[str], config: PipelineConfig
+    ) -> bool:
+        """Take a redaction round's outcome: refused cases are replaced (``exclude``); a grown
+        set learns its new cases' published tenants and applies the quotas again. True when
+        the representatives may have changed (another round may have cases to redact)."""
+        learned = False
+        if self.growth is not None and config.funnels.quotas.enabled:
+            learned = self.growth.learn_tenants(r.redacted_path for r in redacted)
+        if refused:
+            self.excluded |= refused
+        if refused or learned:
+            self._choose(config)
+        return bool(refused or learned)
+
     def apply_review(self, review: Any, config: PipelineConfig) -> None:
         """Leave out the candidates a reviewer rejected: by case id, and by content hash (the
         same run recorded again under another id); their clusters' next members replace them.
@@ -74,22 +91,26 @@ class Selection:
         if self.clusters is not None and review.rejected_hashes:
             same = self.clusters.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
             ids |= set(same.get_column("case_id").to_list())
-        if self.carried is not None:  # a carried case a reviewer rejected leaves the set too
-            if self.carried_clusters is not None and review.rejected_hashes:
-                hashes = self.carried_clusters
-                if "exact_hash" in hashes.columns:
-                    same = hashes.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
-                    ids |= set(same.get_column("case_id").to_list())
-            self.carried = self.carried.filter(~pl.col("case_id").is_in(sorted(ids)))
+        if self.growth is not None:  # a carried case a reviewer rejected leaves the set too
+            growth = self.growth
+            if review.rejected_hashes and "exact_hash" in growth.clusters.columns:
+                hashes = growth.clusters
+                same = hashes.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
+                ids |= set(same.get_column("case_id").to_list())
+            growth.carried = growth.carried.filter(~pl.col("case_id").is_in(sorted(ids)))
         self.rejected |= ids & set(self.kept.to_list())
-        if self.rejected:
+        if self.rejected or self.growth is not None:
             self._choose(config)
 
     def _choose(self, config: PipelineConfig) -> None:
         if self.decisions is None:  # incremental run: representatives of the new clusters
-            self.representatives = global_steps.representatives(
+            reps = global_steps.representatives(
                 self.clusters, self.kept, self.excluded | self.rejected, config
             )
+            if self.growth is None:
+                self.representatives = reps
+            else:
+                self._choose_grown(reps, config, self.growth)
             return
         chosen = global_steps.choose(
             self.decisions, self.clusters, config, self.excluded, self.rejected
@@ -97,6 +118,21 @@ class Selection:
         self.decisions = chosen.decisions
         self.representatives = chosen.representatives.drop("priority")
         self.stats.update(global_steps.selection_counts(chosen, config))
+
+    def _choose_grown(self, reps: pl.DataFrame, config: PipelineConfig, growth: Growth) -> None:
+        """The quotas over the carried cases and the new representatives ``reps``: a new case
+        cut is not published, a carried case cut leaves the set (``left_the_set``)."""
+        quotas = growth.quotas(reps, config)
+        self.representatives = reps.filter(pl.col("case_id").is_in(quotas.kept_new.implode()))
+        left = quotas.left.get_column("case_id").implode()
+        self.carried = growth.carried.filter(~pl.col("case_id").is_in(left))
+        self.carried_clusters = growth.clusters.filter(
+            pl.col("cluster_id").is_in(self.carried.get_column("cluster_id").implode())
+        )
+        self.stats.update(growth.stats(quotas))
+        self.stats.setdefault("incremental", {}).update(
+            carried=self.carried.height, new_representatives=self.representatives.height
+        )
 
     def published_columns(self) -> pl.DataFrame:
         """The representatives with the review marks and, for a run built from sources, the
@@ -172,19 +208,6 @@ def _select_cache_key(context: object, parameters: dict[str, Any]) -> str | None
     return parameters.get("cache_key")
 
 
-def _newest_per_cluster(table: pl.DataFrame | None, seen: pl.DataFrame) -> pl.DataFrame:
-    if table is None:
-        return pl.DataFrame(
-            schema={"cluster_id": pl.String(), "last_seen": seen.schema["recorded_at"]}
-        )
-    return (
-        table.select("cluster_id", "case_id")
-        .join(seen, on="case_id", how="left")
-        .group_by("cluster_id")
-        .agg(pl.col("recorded_at").max().alias("last_seen"))
-    )
-
-
 @task(name="select-and-dedup", cache_key_fn=_select_cache_key, persist_result=True)
 def select_cases(
     results: list[ShardResult], resolved: ResolvedRun, cache_key: str | None = None
@@ -208,8 +231,7 @@ def select_cases(
     try:
         if parent is None:
             return _from_sources(results, config, decisions)
-        kept, quota_stats = global_steps.quota_kept(decisions, config)
-        return _grow(results, config, kept, quota_stats, parent, resolved)
+        return _grown(results, config, decisions, parent, resolved)
     except StageError:
         raise
     except Exception as exc:
@@ -232,109 +254,31 @@ def _from_sources(
         clusters=clusters,
         representatives=chosen.representatives.drop("priority"),
         stats={**dedup_stats, **global_steps.selection_counts(chosen, config)},
-        last_seen=_newest_per_cluster(clusters, seen),
+        last_seen=newest_per_cluster(clusters, seen),
         decisions=chosen.decisions,
         paths=signatures.select("case_id", "path_key", "trajectory"),
     )
 
 
-def _grow(
+def _grown(
     results: list[ShardResult],
     config: PipelineConfig,
-    kept: pl.Series,
-    quota_stats: dict[str, Any],
+    decisions: pl.DataFrame,
     parent: Any,
     resolved: ResolvedRun,
 ) -> Selection:
-    carried = carried_from_parent(parent.cases, parent.clusters)
-    carried, left = age_out(carried, resolved.until, config.selection.max_age_days)
-    known = set(parent.cases.get_column("case_id").to_list())
-    if parent.clusters is not None:
-        known |= set(parent.clusters.get_column("case_id").to_list())
-    new = kept.filter(~kept.is_in(pl.Series(list(known), dtype=pl.String).implode()))
-    signatures = global_steps.load_signatures(results, new)
-    seen = signatures.select("case_id", "recorded_at")
-    attached = None
-    if config.dedup.enabled and parent.signatures is not None:
-        old = parent.signatures.filter(
-            pl.col("case_id").is_in(carried.get_column("case_id").implode())
-        )
-        joint, dedup_stats = global_steps.deduplicate(pl.concat([old, signatures]), config)
-        if joint is None:
-            joint = pl.DataFrame(schema=CLUSTER_SCHEMA)
-        carried, attached, clusters = attach_new(carried, joint, seen)
-    else:
-        clusters, dedup_stats = global_steps.deduplicate(signatures, config)
-    reps = global_steps.representatives(clusters, new, set(), config)
-    carried_clusters = _carried_cluster_rows(parent.clusters, carried, attached)
-    last_seen = pl.concat(
-        [
-            _newest_per_cluster(clusters, seen),
-            carried.select("cluster_id", "last_seen").unique("cluster_id"),
-        ],
-        how="vertical_relaxed",
-    )
-    dedup_stats["removed_by_dedup"] = int(new.len()) - reps.height
-    stats = {
-        **quota_stats,
-        **dedup_stats,
-        "incremental": {
-            "parent": parent.version,
-            "carried": carried.height,
-            "already_published": int(kept.len() - new.len()),
-            "joined_existing_clusters": attached.height if attached is not None else 0,
-            "new_representatives": reps.height,
-        },
-        "left_the_set": {"aged_out": left.height} if left.height else {},
-    }
-    return Selection(
-        kept=new,
-        clusters=clusters,
-        representatives=reps,
-        stats=stats,
+    """The previous version grown by this window: joint clustering, then the quotas."""
+    grown = grow(results, config, decisions, parent, resolved)
+    selection = Selection(
+        kept=grown.new,
+        clusters=grown.clusters,
+        representatives=grown.representatives,
+        stats=grown.stats,
         parent_version=parent.version,
-        carried=carried,
-        carried_clusters=carried_clusters,
-        last_seen=last_seen,
+        carried=grown.growth.carried,
+        carried_clusters=grown.growth.clusters,
+        last_seen=grown.last_seen,
+        growth=grown.growth,
     )
-
-
-def _carried_cluster_rows(
-    parent_clusters: pl.DataFrame | None, carried: pl.DataFrame, attached: pl.DataFrame | None
-) -> pl.DataFrame:
-    """Cluster rows of the carried clusters: the previous version's rows (or a representative
-    row when it had none), the new members attached, every row with the grown size."""
-    sizes = carried.select("cluster_id", "cluster_size")
-    rep_rows = carried.select(
-        "cluster_id",
-        "case_id",
-        pl.lit(None, dtype=pl.String).alias("exact_hash"),
-        pl.lit("representative").alias("role"),
-        pl.lit("self").alias("merged_by"),
-        pl.lit(0.0).alias("distance_to_representative"),
-        pl.lit(0, dtype=pl.Int32).alias("rank"),
-    )
-    frames = []
-    if parent_clusters is not None:
-        old = parent_clusters.select([c for c in CLUSTER_SCHEMA if c != "cluster_size"]).filter(
-            pl.col("cluster_id").is_in(sizes.get_column("cluster_id").implode())
-        )
-        frames.append(old)
-        rep_rows = rep_rows.filter(
-            ~pl.col("cluster_id").is_in(old.get_column("cluster_id").implode())
-        )
-    frames.append(rep_rows)
-    if attached is not None and attached.height:
-        frames.append(
-            attached.select(
-                "cluster_id",
-                "case_id",
-                "exact_hash",
-                pl.lit("member").alias("role"),
-                "merged_by",
-                "distance_to_representative",
-                pl.lit(None, dtype=pl.Int32).alias("rank"),
-            )
-        )
-    rows = pl.concat(frames, how="vertical_relaxed").join(sizes, on="cluster_id", how="left")
-    return rows.select(list(CLUSTER_SCHEMA)).cast(CLUSTER_SCHEMA)  # type: ignore[arg-type]
+    selection._choose(config)
+    return selection
