@@ -165,7 +165,7 @@ def main() -> None:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
-    assert "not republished" in rerun_out, "the rerun should find nothing changed"
+    assert "nothing new to publish" in rerun_out, "the rerun should find nothing changed"
     stats = manifest.get("stats", {})
 
     stages = stats.get("stage_seconds", {})
@@ -252,7 +252,7 @@ def incremental(args, cmd, env, config, store, run_dir) -> None:
     )
     print(f"incremental night onto the set:            {grow_s:8.1f} s, RSS {grow_rss / gb:.2f} GB")
     print(f"incremental / first run: {grow_s / first_s:.2f}  (target <= 1.5)")
-    assert "not republished" in rerun_out
+    assert "nothing new to publish" in rerun_out, "the unchanged rerun should publish nothing"
     print(
         f"unchanged rerun: {rerun_s:.1f} s = {rerun_s / grow_s:.3f} of the night (target <= 0.10)"
     )

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -77,7 +78,7 @@ from golden_distill.datasets.store.manifest import (
     dump_manifest,
     parse_fields,
 )
-from golden_distill.datasets.store.replay import ReplayCheckResult, check_table
+from golden_distill.datasets.store.replay import ReplayCheckResult, check_table_except
 from golden_distill.datasets.store.signing import (
     SIGNATURE_NAME,
     SIGNING_KEY_ENV,
@@ -173,10 +174,14 @@ def publish_version(
     storage_options: dict[str, Any] | None = None,
     config: PublishConfig | None = None,
     signing_key: Ed25519PrivateKey | None = None,
+    prechecked: pl.DataFrame | None = None,
 ) -> PublishResult:
     """Publish ``cases`` (GOLDEN_SCHEMA table or Parquet files) as a new immutable version.
 
-    ``signing_key`` None: the key configured in ``GOLDEN_SIGNING_KEY``, if any, signs it."""
+    ``signing_key`` None: the key configured in ``GOLDEN_SIGNING_KEY``, if any, signs it.
+    ``prechecked``: ``replay.steps_digests`` of cases a published version passed the replay check
+    with (a grown set's carried cases); a staged case with the same digest is not checked again
+    (counted in ``replay_check.cases_prechecked``), every other case is."""
     cfg = config or PublishConfig()
     store = StoreFS(store_url, storage_options)
     layout = SetLayout(set_name)
@@ -197,7 +202,7 @@ def publish_version(
     try:
         return _publish_staged(
             store, layout, staging, cases, clusters, report_html, fields, force, cfg, timings,
-            signer, erasure,
+            signer, erasure, prechecked,
         )  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
@@ -251,6 +256,7 @@ def _publish_staged(
     timings: dict[str, float],
     signer: Ed25519PrivateKey | None = None,
     erasure: dict[str, Any] | None = None,
+    prechecked: pl.DataFrame | None = None,
 ) -> PublishResult:
     mark = time.perf_counter()
     files, counts = stage_cases(  # streamed and bucketed: memory does not grow with the set
@@ -282,7 +288,8 @@ def _publish_staged(
     case_paths = [staging / f["name"] for f in files if f["role"] == "cases"]
     for batch in staged_batches(case_paths):
         staged_rows += batch.num_rows
-        part = check_table(batch, volatile)
+        part = check_table_except(batch, volatile, prechecked)
+        check.cases_prechecked += part.cases_prechecked
         check.cases_checked += part.cases_checked
         check.steps_checked += part.steps_checked
         check.failures.extend(part.failures)

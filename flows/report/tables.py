@@ -10,6 +10,7 @@ MAPPING_SECTIONS = (
     ("funnels", "selected per funnel"),
     ("funnel_overlaps", "funnel overlap"),
     ("cut_by_quotas", "cut by quotas"),
+    ("left_the_set", "left the set (carried cases)"),
     ("not_selected", "not selected"),
     ("cluster_sizes", "clusters of size"),
     ("redaction", "redacted entities"),

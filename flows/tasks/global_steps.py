@@ -303,21 +303,55 @@ def parent_case_ids(resolved: ResolvedRun) -> tuple[str | None, set[str] | None]
     return parent.version, ids
 
 
+#: What the drift (filters/drift.mix) reads of each case: Parquet leaf paths, so a version is read
+#: without its request, context and step argument/response text (a small fraction of its bytes).
+DRIFT_PATHS = (
+    "case_id",
+    "steps.list.element.name",
+    "steps.list.element.is_mutating",
+    "outcome.handoff",
+    "outcome.reward",
+    "funnels",
+    "tenant_id",
+    "redaction",
+    "split",
+    "trust",
+)
+
+
+def _drift_columns(files: Iterable[pq.ParquetFile]) -> pl.DataFrame:
+    """The DRIFT_PATHS of every file (those a file has: a version made before splits and trust
+    existed lacks them), as one frame."""
+    frames = []
+    for file in files:
+        present = set(file.schema_arrow.names)
+        table = file.read(columns=[p for p in DRIFT_PATHS if p.split(".")[0] in present])
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        frames.append(frame)
+    return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+
+
 def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -> dict[str, Any]:
     """Drift of this version against the pinned one (alias `stable`, else `latest`) and the
-    coverage gap: candidates whose tool path has no case in it. {} for a new set."""
+    coverage gap: candidates whose tool path has no case in it. {} for a new set.
+
+    Only the columns the drift reads are loaded (``DRIFT_PATHS``), so a large set costs a few
+    small columns here, not its whole text; the coverage gap (runs built from sources) needs
+    the pinned cases' tool paths and reads them whole."""
 
     pinned = open_version(resolved, "stable")
     if pinned is None:  # (a GoldenSet has a length: an empty one must not read as missing)
         pinned = open_version(resolved, "latest")
     if pinned is None:
         return {}
-    before = pl.from_arrow(pinned.read_table())
-    assert isinstance(before, pl.DataFrame)
-    after = pl.read_parquet(parts) if parts else before.head(0)
+    before = _drift_columns(pinned._open(e, keep=False) for e in pinned.case_files)
+    after = _drift_columns(pq.ParquetFile(p) for p in parts) if parts else before.head(0)
     out: dict[str, Any] = {"pinned": pinned.version, "drift": drift(before, after, top=20)}
     if paths is not None:
-        pinned_paths = signatures(before, resolved.config.dedup).select("path_key")
+        whole = pl.from_arrow(pinned.read_table())
+        assert isinstance(whole, pl.DataFrame)
+        pinned_paths = signatures(whole, resolved.config.dedup).select("path_key")
         out["coverage_gap"] = coverage_gap(paths, pinned_paths)
     return out
 
@@ -439,6 +473,7 @@ def publish(
         storage_options=config.publish.storage_options or None,
         config=config.publish,
         signing_key=signing_key_from_env(secret_block=config.publish.signing_key_secret_block),
+        prechecked=selection.prechecked(),
     )
     return result.version, report_location(resolved, result.url), result.deduplicated_of
 

@@ -42,6 +42,7 @@ class Growth:
     new_rows: pl.DataFrame  # QUOTA_COLUMNS of this window's candidates (original tenant ids)
     aged_out: int = 0
     published_tenants: dict[str, str] = field(default_factory=dict)
+    step_digests: pl.DataFrame | None = None  # the parent's (see Parent.step_digests)
 
     def quotas(self, reps: pl.DataFrame, config: PipelineConfig) -> GrownQuotas:
         """The quotas over the carried cases and the new representatives ``reps``."""
@@ -148,6 +149,7 @@ def grow(
         carried_rows=parent.cases.select(QUOTA_COLUMNS),
         new_rows=candidates.filter(pl.col("case_id").is_in(new.implode())).select(QUOTA_COLUMNS),
         aged_out=left.height,
+        step_digests=parent.step_digests,
     )
     return Grown(new, clusters, reps, stats, last_seen, growth)
 

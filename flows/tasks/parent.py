@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from golden_distill.datasets.reader import GoldenSet, VersionNotFound, open_set
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.datasets.store.replay import steps_digests
 from golden_distill.filters.dedup.signature import signatures
 from golden_distill.filters.inputs import tool_sequence_signature
 from golden_distill.flows.caching import shard_config_sha256
@@ -32,6 +33,9 @@ class Parent:
     cases: pl.DataFrame  # PARENT_COLUMNS + signature (the quotas' tool-sequence hash)
     signatures: pl.DataFrame | None  # SIGNATURE_SCHEMA of its cases (None: dedup off)
     clusters: pl.DataFrame | None  # its published cluster table
+    #: steps digests of its cases (datasets/store/replay.steps_digests): it passed the replay
+    #: check, so a case carried with the same steps need not be checked again at publish
+    step_digests: pl.DataFrame | None = None
 
 
 def open_version(
@@ -90,11 +94,13 @@ def _small(frame: pl.DataFrame) -> pl.DataFrame:
 def load_parent(parent: GoldenSet, resolved: ResolvedRun) -> Parent:
     frames: list[pl.DataFrame] = []
     sigs: list[pl.DataFrame] = []
+    digests: list[pl.DataFrame] = []
     dedup = resolved.config.dedup
     for batch in _batches(parent):
         frame = pl.from_arrow(batch)
         assert isinstance(frame, pl.DataFrame)
         frames.append(_small(frame))
+        digests.append(steps_digests(frame))
         if dedup.enabled:
             sigs.append(signatures(frame, dedup))
     clusters = parent.clusters()
@@ -105,6 +111,7 @@ def load_parent(parent: GoldenSet, resolved: ResolvedRun) -> Parent:
         cases=pl.concat(frames) if frames else _small(pl.from_arrow(GOLDEN_SCHEMA.empty_table())),  # type: ignore[arg-type]
         signatures=pl.concat(sigs) if sigs else None,
         clusters=cluster_frame,
+        step_digests=pl.concat(digests) if digests else None,
     )
 
 

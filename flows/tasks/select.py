@@ -134,6 +134,15 @@ class Selection:
             carried=self.carried.height, new_representatives=self.representatives.height
         )
 
+    def prechecked(self) -> pl.DataFrame | None:
+        """Steps digests of the carried cases: the previous version passed the replay check
+        with them, so publish checks only the cases whose steps differ (the new ones)."""
+        growth = self.growth
+        if growth is None or growth.step_digests is None or self.carried is None:
+            return None
+        ids = self.carried.get_column("case_id").implode()
+        return growth.step_digests.filter(pl.col("case_id").is_in(ids))
+
     def published_columns(self) -> pl.DataFrame:
         """The representatives with the review marks and, for a run built from sources, the
         pipeline columns the global decisions give them (funnels, funnel_reasons, value_score:

@@ -54,3 +54,21 @@ def test_drift_lists_largest_shifts_first(build):
     assert rows[0]["dimension"] == "tenant" and abs(rows[0]["shift"]) == 0.75
     assert {r["value"] for r in rows if r["dimension"] == "tenant"} == {"t0", "t1"}
     assert all(abs(a["shift"]) >= abs(b["shift"]) for a, b in itertools.pairwise(rows))
+
+
+def test_drift_from_the_projected_columns_equals_drift_from_whole_cases(build, tmp_path):
+    """The flow reads only DRIFT_PATHS of each version (flows/tasks/global_steps.py): the same
+    drift as over the whole cases, also for a file made before `split`/`trust` existed."""
+    import pyarrow.parquet as pq
+
+    from golden_distill.flows.tasks.global_steps import _drift_columns
+
+    before = _version(build).with_columns(redaction=pl.lit('{"PERSON": 2}'))
+    after = _version(build, changed=True).with_columns(split=pl.lit("dev"), trust=pl.lit("oracle"))
+    old = tmp_path / "old.parquet"
+    new = tmp_path / "new.parquet"
+    before.drop([c for c in ("split", "trust") if c in before.columns]).write_parquet(old)
+    after.write_parquet(new)
+    projected = drift(_drift_columns([pq.ParquetFile(old)]), _drift_columns([pq.ParquetFile(new)]))
+    whole = drift(pl.read_parquet(old), pl.read_parquet(new))
+    assert projected == whole and any(r["dimension"] == "split" for r in whole)
