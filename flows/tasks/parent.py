@@ -8,7 +8,7 @@ Publishing later streams the carried rows again from the same files (``carried_r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,15 +75,27 @@ def incremental_parent(resolved: ResolvedRun) -> GoldenSet | None:
     return parent
 
 
-def _batches(parent: GoldenSet, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
-    for entry in parent.case_files:
-        yield from parent._open(entry, keep=False).iter_batches(BATCH_ROWS, columns=columns)
-
-
 #: What the selection keeps of each previous case: its cluster, and what the quotas read.
 PARENT_COLUMNS = [
     "case_id", "cluster_id", "cluster_size", "recorded_at", "tenant_id", "value_score", "funnels"
 ]  # fmt: skip
+
+
+#: What ``load_parent`` reads of each previous case: PARENT_COLUMNS, and what its dedup signature
+#: and steps digest read (filters/dedup/signature.py); never its context, source or agent.
+LOADED_COLUMNS = (
+    *PARENT_COLUMNS, "steps", "user_input", "outcome", "intent", "trace_id", "expected"
+)  # fmt: skip
+
+
+def _batches(parent: GoldenSet, columns: Iterable[str] | None = None) -> Iterator[pa.RecordBatch]:
+    """The version's cases batch by batch; ``columns``: only those (the ones a file has)."""
+    for entry in parent.case_files:
+        file = parent._open(entry, keep=False)
+        wanted = None
+        if columns is not None:
+            wanted = [c for c in columns if c in file.schema_arrow.names]
+        yield from file.iter_batches(BATCH_ROWS, columns=wanted)
 
 
 def _small(frame: pl.DataFrame) -> pl.DataFrame:
@@ -96,7 +108,7 @@ def load_parent(parent: GoldenSet, resolved: ResolvedRun) -> Parent:
     sigs: list[pl.DataFrame] = []
     digests: list[pl.DataFrame] = []
     dedup = resolved.config.dedup
-    for batch in _batches(parent):
+    for batch in _batches(parent, LOADED_COLUMNS):
         frame = pl.from_arrow(batch)
         assert isinstance(frame, pl.DataFrame)
         frames.append(_small(frame))
