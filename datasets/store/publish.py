@@ -41,9 +41,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -94,6 +93,9 @@ from golden_distill.datasets.store.versions import (
     list_versions,
     read_manifest,
 )
+
+if TYPE_CHECKING:  # polars is a pipeline dependency: the reader install has none
+    import polars as pl
 
 PAUSE_ENV = "GOLDEN_PUBLISH_PAUSE_AFTER"
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import pyarrow as pa
 
 from golden_distill.datasets.canonical_json import canonical_args_sha256
 from golden_distill.datasets.store.order import order_checksum
+
+if TYPE_CHECKING:  # polars is a pipeline dependency: the reader install has none
+    import polars as pl
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +263,8 @@ def steps_digests(table: pa.Table | pl.DataFrame) -> pl.DataFrame:
     field of every step, nulls included). Two cases with equal digests pass or fail the check
     alike, so a case carried unchanged from a version that passed it need not be checked
     again."""
+    import polars as pl  # pipeline-only (publishing), never on the reader's path
+
     if isinstance(table, pa.Table):
         frame = pl.from_arrow(table.select(["case_id", "steps"]))
         assert isinstance(frame, pl.DataFrame)
@@ -277,6 +281,8 @@ def check_table_except(
     (``steps_digests`` rows of cases already checked); the others are counted as prechecked."""
     if prechecked is None or prechecked.height == 0 or table.num_rows == 0:
         return check_table(table, volatile_keys)
+    import polars as pl  # only with ``prechecked``, which only the pipeline passes
+
     same = (
         steps_digests(table)
         .with_row_index("_row")
