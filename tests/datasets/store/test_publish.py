@@ -223,3 +223,21 @@ def test_publish_from_parquet_shards_of_canonical_cases(target, casegen, tmp_pat
     assert read.select(CASE_SCHEMA.names).equals(table.sort_by("case_id").cast(CASE_SCHEMA))
     assert read.column("funnels").null_count == 30
     assert result.manifest["counts"]["per_funnel"] == {}
+
+
+def test_prechecked_cases_are_not_checked_again_but_changed_steps_are(target, casegen):
+    """A grown set's carried cases passed the replay check in their version: with their steps
+    digest (``prechecked``) publish checks only the other cases; a case whose steps differ
+    from its digest is checked, and a stale one still blocks the publish."""
+    from golden_distill.datasets.store.replay import steps_digests
+
+    table = casegen.make_table(12)
+    carried = steps_digests(table.slice(0, 10))  # as the previous version published them
+    done = _publish(target, table, prechecked=carried)
+    assert done.replay_check.cases_prechecked == 10 and done.replay_check.cases_checked == 2
+    assert done.manifest["replay_check"]["cases_prechecked"] == 10
+    cases = [casegen.build_case(i) for i in range(12)]
+    cases[4].steps[1].arguments = json.dumps({"orderId": "PSEUDO-2"})  # hash now stale
+    with pytest.raises(ReplayCheckFailed) as err:
+        _publish(target, casegen.cases_table(cases), prechecked=carried, force=True)
+    assert err.value.result.failed_case_ids == [cases[4].case_id]
