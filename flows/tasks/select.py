@@ -73,7 +73,7 @@ class Selection:
         set learns its new cases' published tenants and applies the quotas again. True when
         the representatives may have changed (another round may have cases to redact)."""
         learned = False
-        if self.growth is not None and config.funnels.quotas.enabled:
+        if self.growth is not None:  # (also for the shares the report shows per tenant)
             learned = self.growth.learn_tenants(r.redacted_path for r in redacted)
         if refused:
             self.excluded |= refused
