@@ -103,6 +103,25 @@ def left_counts(aged_out: int, left: pl.DataFrame) -> dict[str, int]:
     return counts
 
 
+def renamed_tenants(tenants: dict[str, dict], names: dict[str, str]) -> dict[str, dict]:
+    """Per-tenant shares (``filters.quotas.shares``) keyed by ``names`` (original -> published
+    tenant id); a tenant without a published name goes under ``PENDING``, so an original id
+    never reaches a report or manifest."""
+    out: dict[str, dict] = {}
+    for tenant, entry in tenants.items():
+        key = names.get(tenant, PENDING)
+        if key in out:
+            merged = out[key]
+            out[key] = {
+                "count": merged["count"] + entry["count"],
+                "share": round(merged["share"] + entry["share"], 4),
+                "cap": entry["cap"],
+            }
+        else:
+            out[key] = dict(entry)
+    return out
+
+
 def _published_shares(found: dict[str, Any]) -> dict[str, Any]:
     """``found`` with tenants not redacted yet under one ``PENDING`` entry (their original ids
     must not reach a report or manifest)."""

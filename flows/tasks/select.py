@@ -19,12 +19,13 @@ import pyarrow as pa
 from prefect import task
 
 from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA
+from golden_distill.filters.grown_quotas import renamed_tenants
 from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks import global_steps
-from golden_distill.flows.tasks.grow import Growth, grow, newest_per_cluster
+from golden_distill.flows.tasks.grow import Growth, grow, newest_per_cluster, published_tenants
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import incremental_parent, load_parent
 
@@ -51,6 +52,8 @@ class Selection:
     carried_clusters: pl.DataFrame | None = None  # their cluster rows (+ new members attached)
     last_seen: pl.DataFrame | None = None  # cluster_id -> newest member's recorded_at
     growth: Growth | None = None  # incremental runs: what the quotas over the grown set need
+    #: case_id -> published (pseudonymised) tenant id of redacted cases (runs from sources)
+    published_tenants: dict[str, str] = field(default_factory=dict)
 
     @property
     def selected_count(self) -> int:
@@ -75,11 +78,32 @@ class Selection:
         learned = False
         if self.growth is not None:  # (also for the shares the report shows per tenant)
             learned = self.growth.learn_tenants(r.redacted_path for r in redacted)
+        else:
+            self.published_tenants.update(published_tenants(r.redacted_path for r in redacted))
         if refused:
             self.excluded |= refused
         if refused or learned:
             self._choose(config)
+        else:
+            self._published_tenant_shares()
         return bool(refused or learned)
+
+    def _published_tenant_shares(self) -> None:
+        """Tenant shares (report, manifest) under the tenants' published pseudonyms: the
+        selection ranks by the original ids, which must not leave the pipeline."""
+        shares = self.stats.get("shares") or {}
+        if self.decisions is None or not shares.get("tenant"):
+            return
+        known = self.decisions.filter(pl.col("case_id").is_in(list(self.published_tenants))).unique(
+            "case_id"
+        )
+        names = {
+            raw: self.published_tenants[cid]
+            for cid, raw in zip(known["case_id"], known["tenant_id"], strict=True)
+            if raw is not None
+        }
+        names["None"] = "None"  # cases without a tenant (``shares`` names them so)
+        shares["tenant"] = renamed_tenants(shares["tenant"], names)
 
     def apply_review(self, review: Any, config: PipelineConfig) -> None:
         """Leave out the candidates a reviewer rejected: by case id, and by content hash (the
@@ -118,6 +142,7 @@ class Selection:
         self.decisions = chosen.decisions
         self.representatives = chosen.representatives.drop("priority")
         self.stats.update(global_steps.selection_counts(chosen, config))
+        self._published_tenant_shares()
 
     def _choose_grown(self, reps: pl.DataFrame, config: PipelineConfig, growth: Growth) -> None:
         """The quotas over the carried cases and the new representatives ``reps``: a new case

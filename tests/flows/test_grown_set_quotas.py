@@ -75,6 +75,8 @@ def test_three_nights_with_a_binding_tenant_cap(pseudonym_key, corpus, tmp_path,
         assert cut == reps_before_quotas - new_published
         cut_any += cut
         assert sum(s["count"] for s in stats["shares"]["tenant"].values()) == len(cases)
+        # shares name tenants as published (pseudonyms), never by their original ids
+        assert set(stats["shares"]["tenant"]) == set(per_tenant)
         print(day, dict(per_tenant), stats["cut_by_quotas"], stats.get("incremental"))
         previous = cases
     assert cut_any > 0, "the cap never bound: the test would prove nothing"
