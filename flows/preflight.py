@@ -51,6 +51,7 @@ def validate(params: DistillParams) -> ResolvedRun:
     except Exception as exc:
         raise StageError("validate", describe(exc)) from None
     _check_store(resolved)
+    _check_work(resolved)
     return resolved
 
 
@@ -85,6 +86,31 @@ def _check_store(resolved: ResolvedRun) -> None:
             raise StageError("validate", f"store {root}: cannot be created here (not writable)")
 
 
+def _check_work(resolved: ResolvedRun) -> None:
+    """The work folder opens (a URL: its bucket answers, with this machine's credentials) and
+    is not inside the golden store (it holds unredacted candidates)."""
+    where = resolved.config.run.work_dir
+    try:
+        work = resolved.work
+        if not work.is_local:
+            work.exists(work.root)
+    except Exception as exc:
+        raise StageError("validate", f"work folder {where}: {describe(exc)}") from None
+    store = resolved.store_url.removeprefix("file://").rstrip("/")
+    if not work.is_local or "://" not in store:
+        inside = f"{work.root.rstrip('/')}/".startswith(f"{_absolute(store)}/")
+        if inside:
+            raise StageError(
+                "validate",
+                f"work folder {where} is inside the golden store {store}: it holds unredacted "
+                "candidates, so it must live elsewhere",
+            )
+
+
+def _absolute(location: str) -> str:
+    return location if "://" in location else str(Path(location).resolve())
+
+
 def with_window(resolved: ResolvedRun, scheduled_start: datetime | None) -> ResolvedRun:
     """Fix the run's window (see flows/window.py)."""
     params = resolved.params
@@ -113,6 +139,7 @@ def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
     """One job per shard, with its cache key and content-addressed output folder."""
     config = resolved.config
     window = resolved.window
+    work = resolved.work
     config_sha = shard_config_sha256(config)
     version = pipeline_version()
     jobs = []
@@ -133,7 +160,7 @@ def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
                 index=index,
                 shard=shard,
                 config=config,
-                out_dir=str(resolved.work_dir / "shards" / folder),
+                out_dir=work.join("shards", folder),
                 cache_key=key,
                 pipeline_version=version,
                 source_format=resolved.params.source_format,
@@ -162,7 +189,7 @@ def preflight(
             since=resolved.since,
             until=resolved.until,
             by_mtime=params.by_mtime,
-            memo=resolved.work_dir / "fingerprints.json",
+            memo=resolved.work.local_state() / "fingerprints.json",
         )
     except Exception as exc:
         raise StageError("discover", describe(exc)) from None

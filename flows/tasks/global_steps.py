@@ -45,16 +45,18 @@ from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.parent import open_version
 from golden_distill.flows.tasks.run_stats import merge_published_stats, published_stats
+from golden_distill.flows.work_folder import WorkFolder
 from golden_distill.redaction.versions import detector_versions
 
 
-def load_decisions(results: list[ShardResult]) -> pl.DataFrame:
+def load_decisions(results: list[ShardResult], work: WorkFolder) -> pl.DataFrame:
     """Every shard's per-case decisions (small columns only), as one frame."""
-    return pl.concat([pl.read_parquet(r.decisions_path) for r in results], how="diagonal_relaxed")
+    frames = [work.read_frame(r.decisions_path) for r in results]
+    return pl.concat(frames, how="diagonal_relaxed")
 
 
 def batch_wide(
-    decisions: pl.DataFrame, results: list[ShardResult], config: PipelineConfig
+    decisions: pl.DataFrame, results: list[ShardResult], config: PipelineConfig, work: WorkFolder
 ) -> pl.DataFrame:
     """When a funnel compares cases with a batch-wide figure (a percentile of the whole batch),
     compute it once over every shard's decisions and re-score the rows the shards kept for it
@@ -64,13 +66,14 @@ def batch_wide(
         return decisions
     figures = figures_from(decisions, config.funnels)
     ids = decisions.filter(needs_rescore(decisions)).get_column("case_id")
-    rows = read_cases([r.candidates_path for r in results], config.funnels)
+    with work.local_copies([r.candidates_path for r in results]) as files:
+        rows = read_cases(files, config.funnels)
     rows = rows.filter(pl.col("case_id").is_in(ids.implode()))
     return rescore(decisions, rows, config.funnels, figures)
 
 
-def load_signatures(results: list[ShardResult], kept: pl.Series) -> pl.DataFrame:
-    frames = [pl.read_parquet(r.signatures_path) for r in results]
+def load_signatures(results: list[ShardResult], kept: pl.Series, work: WorkFolder) -> pl.DataFrame:
+    frames = [work.read_frame(r.signatures_path) for r in results]
     return pl.concat(frames, how="vertical_relaxed").filter(pl.col("case_id").is_in(kept.implode()))
 
 
@@ -205,6 +208,7 @@ def write_publish_parts(
     carried: Iterable[pl.DataFrame] = (),
     splits: SplitsConfig | None = None,
     marks: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    work: WorkFolder | None = None,
 ) -> tuple[list[Path], dict[str, Any], set[str]]:
     """Write the representatives' redacted rows, with their cluster, as Parquet parts (one per
     redaction task, so memory holds one shard at a time), then the rows ``carried`` over from
@@ -212,7 +216,9 @@ def write_publish_parts(
 
     The parts go to ``publish_version`` as files, which it streams (bucketed by case id).
     A case id already written (the same record in two input files) is not written again.
+    ``redacted_paths`` are read through ``work`` (default: local files).
     """
+    work = work or WorkFolder(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     ids = reps.get_column("case_id")
     written: set[str] = set()
@@ -227,7 +233,7 @@ def write_publish_parts(
         parts.append(part)
     for path in redacted_paths:
         frame = (
-            pl.scan_parquet(path)
+            work.scan_frame(path)
             .filter(pl.col("case_id").is_in(ids.implode()))
             .drop([c for c in reps.columns if c != "case_id"], strict=False)
             .collect()
