@@ -87,28 +87,13 @@ def _check_store(resolved: ResolvedRun) -> None:
 
 
 def _check_work(resolved: ResolvedRun) -> None:
-    """The work folder opens (a URL: its bucket answers, with this machine's credentials) and
-    is not inside the golden store (it holds unredacted candidates)."""
-    where = resolved.config.run.work_dir
+    """The work folder opens; a URL one answers with this machine's credentials (a missing
+    bucket or a bad key fails here, before any task)."""
     try:
-        work = resolved.work
-        if not work.is_local:
-            work.exists(work.root)
+        resolved.work.check()
     except Exception as exc:
+        where = resolved.config.run.work_dir
         raise StageError("validate", f"work folder {where}: {describe(exc)}") from None
-    store = resolved.store_url.removeprefix("file://").rstrip("/")
-    if not work.is_local or "://" not in store:
-        inside = f"{work.root.rstrip('/')}/".startswith(f"{_absolute(store)}/")
-        if inside:
-            raise StageError(
-                "validate",
-                f"work folder {where} is inside the golden store {store}: it holds unredacted "
-                "candidates, so it must live elsewhere",
-            )
-
-
-def _absolute(location: str) -> str:
-    return location if "://" in location else str(Path(location).resolve())
 
 
 def with_window(resolved: ResolvedRun, scheduled_start: datetime | None) -> ResolvedRun:

@@ -96,6 +96,15 @@ class WorkFolder:
         self.fs.invalidate_cache(location)
         return location
 
+    def check(self) -> None:
+        """A remote work folder's bucket (its top folder) lists with this machine's credentials;
+        raises (FileNotFoundError, PermissionError...) otherwise. Nothing to check locally."""
+        if self.is_local:
+            return
+        top = self.fs._strip_protocol(self.root).split("/")[0] or "/"
+        self.fs.invalidate_cache(top)
+        self.fs.ls(top, detail=False)
+
     # -- reading ------------------------------------------------------------------------------
     def exists(self, location: str) -> bool:
         if self.is_local:

@@ -1,6 +1,6 @@
 """Past one machine: a Dask run whose work folder is an ``s3://`` URL on a real S3-compatible
 server (moto) publishes the same content as a local run, and its workers, each in a folder of
-its own, share nothing with the flow but that server (work folder and store) and the sources.
+its own, share nothing with the flow but that server (sources, work folder and store).
 
 The workers are separate processes (``processes=True``); each one's current directory and
 temporary folder are its own, and credentials and endpoint come from the environment only
@@ -38,6 +38,34 @@ def _files(root: Path, skip: tuple[Path, ...] = ()) -> dict[str, int]:
     return found
 
 
+def _s3_environment(monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+    """Credentials and endpoint from the environment only: no storage_options anywhere."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": endpoint,
+    }.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_a_work_folder_in_a_missing_bucket_fails_before_any_task(
+    s3_endpoint,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    from golden_distill.flows.errors import StageError
+    from golden_distill.flows.params import DistillParams
+    from golden_distill.flows.preflight import validate
+
+    _s3_environment(monkeypatch, s3_endpoint)
+    missing = f"s3://no-such-bucket-{uuid.uuid4().hex[:8]}/work"
+    params = DistillParams(sources=["x.jsonl"], store_url=str(tmp_path / "s"), work_dir=missing)
+    with pytest.raises(StageError, match="work folder s3://no-such-bucket") as caught:
+        validate(params)
+    assert caught.value.stage == "validate"
+
+
 def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
     prefect_api,
     pseudonym_key,
@@ -58,22 +86,20 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
     from golden_distill.flows.work_folder import STATE_ENV
 
     source, truth = corpus
-    # credentials and endpoint from the environment only: no storage_options anywhere
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ENDPOINT_URL": s3_endpoint,
-    }.items():
-        monkeypatch.setenv(name, value)
+    _s3_environment(monkeypatch, s3_endpoint)
     bucket = f"golden-work-{uuid.uuid4().hex[:10]}"
     s3 = s3fs.S3FileSystem(skip_instance_cache=True)
     s3.mkdir(bucket)
     work_url, store_url = f"s3://{bucket}/work", f"s3://{bucket}/store"
+    recordings = f"s3://{bucket}/recordings"
+    for file in sorted(source.iterdir()):
+        if file.name.startswith("recordings-"):
+            s3.put_file(str(file), f"{recordings}/{file.name}")
 
     local_store = tmp_path / "local" / "store"
     local_cfg = write_config(tmp_path / "local" / "config.yaml", truth.opt_out_tenant)
-    common = {"sources": [str(source)], "source_format": "native", "set_name": "scale"}
+    # both runs read the same recordings from the bucket (so their `source.uri` are equal)
+    common = {"sources": [f"{recordings}/"], "source_format": "native", "set_name": "scale"}
     local_version = run_distill(
         DistillParams(config_path=str(local_cfg), store_url=str(local_store), **common)
     )
@@ -85,7 +111,6 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
     workers_base, flow_state = tmp_path / "workers", tmp_path / "flow-state"
     workers_base.mkdir()
     before = _files(tmp_path, skip=(workers_base, flow_state))
-    corpus_before = _files(source)
 
     with (
         LocalCluster(
@@ -134,10 +159,9 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
     assert all(r == {"redacted.parquet", "quarantine.jsonl"} for r in redacted)
     assert len(s3.ls(f"{work_url}/prefect-results", detail=False)) >= n_shards
 
-    # nothing was written to a local folder: not next to the flow's config, not in the
-    # sources, nothing left in the workers' own folders; the flow keeps only its memo
+    # nothing was written to a local folder: not next to the flow's config, nothing left in
+    # the workers' own folders; the flow keeps only its fingerprint memo
     assert _files(tmp_path, skip=(workers_base, flow_state)) == before
-    assert _files(source) == corpus_before
     left = [p for p in workers_base.rglob("*") if p.suffix in (".parquet", ".jsonl", ".pkl")]
     assert not left, f"a worker left intermediate files on its disk: {left}"
     assert {Path(p).name for p in _files(flow_state)} <= {"fingerprints.json"}
