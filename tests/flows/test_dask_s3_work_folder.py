@@ -125,25 +125,30 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
         events.clear()
         from distributed import get_task_stream
 
+        params = DistillParams(
+            config_path=str(dask_cfg),
+            store_url=store_url,
+            dask_address=cluster.scheduler_address,
+            work_dir=work_url,
+            **common,
+        )
         with get_task_stream(client) as stream:
-            dask_version = run_distill(
-                DistillParams(
-                    config_path=str(dask_cfg),
-                    store_url=store_url,
-                    dask_address=cluster.scheduler_address,
-                    work_dir=work_url,
-                    **common,
-                )
-            )
+            dask_version = run_distill(params)
         cwd = client.run(os.getcwd)
         ran_on = {entry["worker"] for entry in stream.data}
+        shards = shard_events(events)
+        redactions = shard_events(events, "redact_done")
+        # a rerun finds every shard's cached result in the bucket: nothing is recomputed
+        events.clear()
+        assert run_distill(params) == dask_version
+        rerun = shard_events(events)
+        assert rerun and all(d["cached"] for d in rerun)
 
     # the shard and redaction tasks ran on the workers, each in its own folder
     assert len(folders) == 2 and cwd == folders
     assert ran_on and ran_on <= set(folders)
-    shards = shard_events(events)
     assert len(shards) == n_shards and not any(d["cached"] for d in shards)
-    assert shard_events(events, "redact_done"), "no redaction task ran"
+    assert redactions, "no redaction task ran"
 
     # the work folder is on S3: every shard's files and Prefect's cached results
     shard_dirs = s3.ls(f"{work_url}/shards", detail=False)
@@ -155,7 +160,7 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
         assert "quarantine.jsonl" in names
         for name in (n for n in names if n.startswith("redacted-")):
             redacted.append({Path(p).name for p in s3.ls(f"{folder}/{name}", detail=False)})
-    assert len(redacted) == len(shard_events(events, "redact_done"))
+    assert len(redacted) == len(redactions)
     assert all(r == {"redacted.parquet", "quarantine.jsonl"} for r in redacted)
     assert len(s3.ls(f"{work_url}/prefect-results", detail=False)) >= n_shards
 

@@ -131,3 +131,41 @@ def test_golden_work_prune_explains_how_a_remote_folder_expires():
     result = CliRunner().invoke(app, ["work", "prune", "--work-dir", "s3://bucket/work"])
     assert result.exit_code == 2
     assert "lifecycle" in result.output
+
+
+@pytest.mark.slow
+def test_a_run_on_a_url_work_folder_publishes_what_a_local_folder_run_does(
+    pseudonym_key, corpus, tmp_path, events, shard_events, write_config, monkeypatch
+):
+    """The whole flow (lighter local mode: no Prefect) with a ``memory://`` work folder: every
+    intermediate file goes through WorkFolder, the content equals a local-folder run's, and a
+    rerun takes its results from the URL work folder."""
+    from golden_distill.datasets.reader import open_set
+    from golden_distill.flows.distill import run_distill
+
+    monkeypatch.setenv("GOLDEN_WORK_STATE", str(tmp_path / "state"))
+    source, truth = corpus
+    common = {"sources": [str(source)], "source_format": "native", "store_url": str(tmp_path)}
+    on_disk = write_config(tmp_path / "disk" / "config.yaml", truth.opt_out_tenant)
+    url = f"memory://work-{uuid.uuid4().hex[:8]}"
+    on_url = write_config(tmp_path / "url" / "config.yaml", truth.opt_out_tenant, work_dir=url)
+    by_disk = run_distill(
+        DistillParams(config_path=str(on_disk), set_name="disk", **common), local=True
+    )
+    params = DistillParams(config_path=str(on_url), set_name="url", **common)
+    by_url = run_distill(params, local=True)
+    disk_set = open_set(str(tmp_path), f"disk@{by_disk}")
+    url_set = open_set(str(tmp_path), f"url@{by_url}")
+    assert len(url_set) > 0
+    assert url_set.manifest["content_sha256"] == disk_set.manifest["content_sha256"]
+
+    work = WorkFolder(url)
+    shard_dirs = work.list_names(work.join("shards"))
+    assert shard_dirs and all(
+        "result.pkl" in work.list_names(work.join("shards", d)) for d in shard_dirs
+    )
+    assert not (tmp_path / "url" / "work").exists()
+    events.clear()
+    assert run_distill(params, local=True) == by_url
+    done = shard_events(events)
+    assert done and all(d["cached"] for d in done)
