@@ -34,8 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 from fsspec.utils import get_protocol
 
 from golden_distill.datasets.store.fs import StoreFS
@@ -142,12 +140,6 @@ class WorkFolder:
         if self.is_local:
             return pl.scan_parquet(location)
         return self.read_frame(location).lazy()
-
-    def read_table(self, location: str, columns: list[str] | None = None) -> pa.Table:
-        if self.is_local:
-            return pq.read_table(location, columns=columns)
-        with self.fs.open(self._remote(location), "rb") as handle:
-            return pq.read_table(handle, columns=columns)
 
     @contextmanager
     def local_copies(self, locations: list[str]) -> Iterator[list[str]]:
