@@ -49,14 +49,26 @@ from golden_distill.flows.work_folder import WorkFolder
 from golden_distill.redaction.versions import detector_versions
 
 
-def load_decisions(results: list[ShardResult], work: WorkFolder) -> pl.DataFrame:
+def work_of(locations: list[str], work: WorkFolder | None) -> WorkFolder:
+    """``work``, or the folder holding ``locations`` (client options from the environment
+    only): for callers that do not pass the run's work folder."""
+    if work is not None:
+        return work
+    return WorkFolder(WorkFolder.parent(locations[0]) if locations else ".")
+
+
+def load_decisions(results: list[ShardResult], work: WorkFolder | None = None) -> pl.DataFrame:
     """Every shard's per-case decisions (small columns only), as one frame."""
+    work = work_of([r.decisions_path for r in results], work)
     frames = [work.read_frame(r.decisions_path) for r in results]
     return pl.concat(frames, how="diagonal_relaxed")
 
 
 def batch_wide(
-    decisions: pl.DataFrame, results: list[ShardResult], config: PipelineConfig, work: WorkFolder
+    decisions: pl.DataFrame,
+    results: list[ShardResult],
+    config: PipelineConfig,
+    work: WorkFolder | None = None,
 ) -> pl.DataFrame:
     """When a funnel compares cases with a batch-wide figure (a percentile of the whole batch),
     compute it once over every shard's decisions and re-score the rows the shards kept for it
@@ -66,13 +78,17 @@ def batch_wide(
         return decisions
     figures = figures_from(decisions, config.funnels)
     ids = decisions.filter(needs_rescore(decisions)).get_column("case_id")
+    work = work_of([r.candidates_path for r in results], work)
     with work.local_copies([r.candidates_path for r in results]) as files:
         rows = read_cases(files, config.funnels)
     rows = rows.filter(pl.col("case_id").is_in(ids.implode()))
     return rescore(decisions, rows, config.funnels, figures)
 
 
-def load_signatures(results: list[ShardResult], kept: pl.Series, work: WorkFolder) -> pl.DataFrame:
+def load_signatures(
+    results: list[ShardResult], kept: pl.Series, work: WorkFolder | None = None
+) -> pl.DataFrame:
+    work = work_of([r.signatures_path for r in results], work)
     frames = [work.read_frame(r.signatures_path) for r in results]
     return pl.concat(frames, how="vertical_relaxed").filter(pl.col("case_id").is_in(kept.implode()))
 
@@ -218,7 +234,7 @@ def write_publish_parts(
     A case id already written (the same record in two input files) is not written again.
     ``redacted_paths`` are read through ``work`` (default: local files).
     """
-    work = work or WorkFolder(out_dir)
+    work = work_of(redacted_paths, work)
     out_dir.mkdir(parents=True, exist_ok=True)
     ids = reps.get_column("case_id")
     written: set[str] = set()
