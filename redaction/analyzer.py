@@ -161,12 +161,24 @@ class TextAnalyzer:
             self._empty = self.nlp_engine.process_text("", LANGUAGE)
         return self._empty
 
-    def analyze_many(self, texts: list[str], threshold: float) -> dict[str, list[Finding]]:
+    def analyze_many(
+        self,
+        texts: list[str],
+        threshold: float,
+        normalised: dict[str, Normalised | None] | None = None,
+    ) -> dict[str, list[Finding]]:
         """Findings per distinct text, made on its normalised form (``normalise.py``) and
-        mapped back to spans of the original; texts no pre-filter matches map to ``[]``."""
+        mapped back to spans of the original; texts no pre-filter matches map to ``[]``.
+
+        ``normalised``: a memo of ``normalise`` per text shared by the analyzers of one call
+        (the verifier's extra recognizers see the scrubber's strings again)."""
+        memo: dict[str, Normalised | None] = {} if normalised is None else normalised
         forms: dict[str, Normalised] = {}
         for text in dict.fromkeys(texts):
-            norm = normalise(text)
+            if text in memo:
+                norm = memo[text]
+            else:
+                norm = memo[text] = normalise(text)
             if norm is not None:
                 forms[text] = norm
         raw = self._analyze_plain([*texts, *(n.text for n in forms.values())], threshold)

@@ -97,7 +97,9 @@ def verify_scrubbed(
 
     emitted = propagator.emitted
     residual: set[str] = set()
-    for text, found in findings_of(strings).items():
+    # a string that is one of this case's substitutes as a whole is not re-analyzed: any span
+    # found in it would lie inside a substitute, which the loop below ignores anyway
+    for text, found in findings_of([s for s in strings if s not in emitted]).items():
         for f in found:
             if f.score < threshold:
                 continue
