@@ -106,6 +106,10 @@ def case_slots(
     return out, walk.slots, walk.verbatim
 
 
+#: The values ``_SlotWalk.visit`` does something with (anything else is left as it is).
+_VISITED = (dict, list, str)
+
+
 class _SlotWalk:
     """The recursive walk of ``case_slots``. A class, not nested closures: closures that call
     each other form reference cycles holding every slot (and parsed JSON) of the case until the
@@ -124,12 +128,14 @@ class _SlotWalk:
             copy = dict(value)
             container[key] = copy
             for k, v in value.items():
-                self.visit(copy, k, v, f"{location}.{k}", f"{pattern}.{k}", k)
+                if isinstance(v, _VISITED):  # numbers, booleans, dates, None: nothing to do
+                    self.visit(copy, k, v, f"{location}.{k}", f"{pattern}.{k}", k)
         elif isinstance(value, list):
             copy_list = list(value)
             container[key] = copy_list
             for i, v in enumerate(value):
-                self.visit(copy_list, i, v, f"{location}[{i}]", pattern, name)
+                if isinstance(v, _VISITED):
+                    self.visit(copy_list, i, v, f"{location}[{i}]", pattern, name)
         elif isinstance(value, str) and value:
             shape = VERBATIM.get(pattern)
             if shape is not None and HASH_ID.match(value):
