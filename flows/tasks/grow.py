@@ -28,6 +28,7 @@ from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks import global_steps
 from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.work_folder import WorkFolder
 
 
 @dataclass
@@ -63,19 +64,24 @@ class Growth:
             "left_the_set": left_counts(self.aged_out, quotas.left),
         }
 
-    def learn_tenants(self, redacted_paths: Iterable[str]) -> bool:
+    def learn_tenants(self, redacted_paths: Iterable[str], work: WorkFolder | None = None) -> bool:
         """Read the published tenant of every redacted new case; True when one was new."""
-        learned = published_tenants(redacted_paths)
+        learned = published_tenants(redacted_paths, work)
         fresh = {k: v for k, v in learned.items() if self.published_tenants.get(k) != v}
         self.published_tenants.update(fresh)
         return bool(fresh)
 
 
-def published_tenants(redacted_paths: Iterable[str]) -> dict[str, str]:
-    """case_id -> tenant_id of redacted (published-form) case files: two small columns."""
+def published_tenants(
+    redacted_paths: Iterable[str], work: WorkFolder | None = None
+) -> dict[str, str]:
+    """case_id -> tenant_id of redacted (published-form) case files: two small columns, read
+    through the run's work folder (local or remote)."""
+    paths = list(redacted_paths)
+    folder = global_steps.work_of(paths, work)
     out: dict[str, str] = {}
-    for path in redacted_paths:
-        frame = pl.read_parquet(path, columns=["case_id", "tenant_id"])
+    for path in paths:
+        frame = folder.read_frame(path, columns=["case_id", "tenant_id"])
         out.update({c: t for c, t in zip(frame["case_id"], frame["tenant_id"], strict=True) if t})
     return out
 
@@ -109,7 +115,7 @@ def grow(
     if parent.clusters is not None:
         known |= set(parent.clusters.get_column("case_id").to_list())
     new = kept.filter(~kept.is_in(pl.Series(list(known), dtype=pl.String).implode()))
-    signatures = global_steps.load_signatures(results, new)
+    signatures = global_steps.load_signatures(results, new, resolved.work)
     seen = signatures.select("case_id", "recorded_at")
     attached = None
     if config.dedup.enabled and parent.signatures is not None:

@@ -28,6 +28,7 @@ from golden_distill.flows.tasks import global_steps
 from golden_distill.flows.tasks.grow import Growth, grow, newest_per_cluster, published_tenants
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import incremental_parent, load_parent
+from golden_distill.flows.work_folder import WorkFolder
 
 
 @dataclass
@@ -70,16 +71,21 @@ class Selection:
         self._choose(config)
 
     def after_redaction(
-        self, redacted: list[RedactResult], refused: set[str], config: PipelineConfig
+        self,
+        redacted: list[RedactResult],
+        refused: set[str],
+        config: PipelineConfig,
+        work: WorkFolder | None = None,
     ) -> bool:
         """Take a redaction round's outcome: refused cases are replaced (``exclude``); a grown
         set learns its new cases' published tenants and applies the quotas again. True when
         the representatives may have changed (another round may have cases to redact)."""
         learned = False
         if self.growth is not None:  # (also for the shares the report shows per tenant)
-            learned = self.growth.learn_tenants(r.redacted_path for r in redacted)
+            learned = self.growth.learn_tenants((r.redacted_path for r in redacted), work)
         else:
-            self.published_tenants.update(published_tenants(r.redacted_path for r in redacted))
+            paths = (r.redacted_path for r in redacted)
+            self.published_tenants.update(published_tenants(paths, work))
         if refused:
             self.excluded |= refused
         if refused or learned:
@@ -254,7 +260,10 @@ def select_cases(
     skips the global dedup too."""
     config = resolved.config
     try:
-        decisions = global_steps.batch_wide(global_steps.load_decisions(results), results, config)
+        work = resolved.work
+        decisions = global_steps.batch_wide(
+            global_steps.load_decisions(results, work), results, config, work
+        )
     except Exception as exc:
         raise StageError("select", describe(exc)) from None
     try:
@@ -264,7 +273,7 @@ def select_cases(
         raise StageError("select", f"reading the previous version: {describe(exc)}") from None
     try:
         if parent is None:
-            return _from_sources(results, config, decisions)
+            return _from_sources(results, config, decisions, work)
         return _grown(results, config, decisions, parent, resolved)
     except StageError:
         raise
@@ -273,12 +282,12 @@ def select_cases(
 
 
 def _from_sources(
-    results: list[ShardResult], config: PipelineConfig, decisions: pl.DataFrame
+    results: list[ShardResult], config: PipelineConfig, decisions: pl.DataFrame, work: WorkFolder
 ) -> Selection:
     """Cluster every candidate, one representative per cluster, then the quotas over those."""
     candidates = decisions.filter(pl.col("candidate")).get_column("case_id")
     signatures = global_steps.with_decided_scores(
-        global_steps.load_signatures(results, candidates), decisions
+        global_steps.load_signatures(results, candidates, work), decisions
     )
     clusters, dedup_stats = global_steps.deduplicate(signatures, config)
     chosen = global_steps.choose(decisions, clusters, config, set())
