@@ -15,10 +15,12 @@ and decides with word lists from maintained packages (``name_lexicon.py``):
 
 Runs right after a house number (an address: the address recognizer's) and runs ending in a
 company suffix ("Bradley Ltd", "Mills Inc") are not names. Names in lower or upper case are
-left to the cue-led recognizer (``introduced_name``).
+left to the cue-led recognizer (``introduced_name``); so are runs ending in a place word
+("Wayne County", "... Airport").
 
-Cost: the pre-filter *is* the detector (one C-level regex over the text, then set lookups per
-capitalised run), so Presidio is only asked about texts that hold a bare name.
+Cost: the pre-filter *is* the detector, so Presidio is only asked about texts that hold a bare
+name. It is a literal-first regex gate (" [A-Z]": a space before a capital), the run matched
+only where the gate hits, then set lookups per capitalised run.
 """
 
 from __future__ import annotations
@@ -32,15 +34,23 @@ from golden_distill.redaction.recognizers.base import RecognizerSpec
 from golden_distill.redaction.recognizers.name_lexicon import Lexicon, lexicon
 
 _LOWER = "a-zß-öø-ÿ"
+_LOWER_CHARS = "".join(chr(c) for c in (*range(0xDF, 0xF7), *range(0xF8, 0x100)))
 _TOKEN = rf"[A-Z](?:'[A-Z])?[{_LOWER}]+(?:[A-Z][{_LOWER}]+)?(?:-[A-Za-z][{_LOWER}]+)?"
 _INITIAL = r"[A-Z]\."
-_RUN = re.compile(
-    rf"(?<![A-Za-z0-9_'’\-]){_TOKEN}(?:[ \t](?:{_INITIAL}[ \t])?{_TOKEN})+(?![A-Za-z0-9_])"
-)
+#: A run of capitalised tokens, matched where a gate hit says one may start.
+_RUN = re.compile(rf"{_TOKEN}(?:[ \t](?:{_INITIAL}[ \t])?{_TOKEN})+(?![A-Za-z0-9_])")
+#: The cheap gate: every run has a space before its second token. A literal-first pattern is
+#: ten times faster than a search for the run itself (which starts with a character class).
+_GATE = re.compile(r" [A-Z]")
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'-" + _LOWER_CHARS)
+_NOT_BEFORE = frozenset("0123456789_’")
 _PART = re.compile(rf"{_INITIAL}|{_TOKEN}")
 _HOUSE_NUMBER = re.compile(r"\d[A-Za-z]?,?[ \t]$")
 #: Company suffixes (Faker's own, and the usual others): "Bradley Ltd" is no person.
-_ORG = frozenset({"inc", "llc", "ltd", "plc", "group", "corp", "co", "company", "sons", "gmbh"})
+_ORG = frozenset(
+    {"inc", "llc", "ltd", "plc", "group", "corp", "co", "company", "sons", "gmbh"}
+    | {"county", "airport", "international", "university", "college", "hospital", "hotel"}
+)
 GIVEN_LED_SCORE = 0.6
 ALL_UNKNOWN_SCORE = 0.4
 _MAX_NAME_TOKENS = 3
@@ -63,7 +73,7 @@ def _given_led(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int]]:
             i += 1
             continue
         nxt = tokens[i + 1][0]
-        if lex.is_word(first) and lex.is_given(nxt) and not lex.is_word(nxt):
+        if i + 2 < n and lex.is_word(first) and lex.is_given(nxt) and not lex.is_word(nxt):
             i += 1  # "Will Oswin Fairleigh": the name starts at Oswin
             continue
         j = i + 1
@@ -104,15 +114,35 @@ def _all_unknown(tokens: list[Token], lex: Lexicon) -> tuple[int, int] | None:
     return lo, hi
 
 
+def _runs(text: str) -> list[re.Match[str]]:
+    """Runs of capitalised tokens: gate hits, each extended back to its word's start."""
+    runs: list[re.Match[str]] = []
+    done = 0
+    for g in _GATE.finditer(text):
+        j = g.start()
+        if j < done:
+            continue
+        while j > 0 and text[j - 1] in _TOKEN_CHARS:
+            j -= 1
+        if j > 0 and text[j - 1] in _NOT_BEFORE:
+            continue
+        m = _RUN.match(text, j)
+        if m is not None:
+            runs.append(m)
+            done = m.end()
+    return runs
+
+
 def find_bare_names(text: str) -> list[tuple[int, int, float]]:
     """``(start, end, score)`` of every bare name in ``text``."""
     out: list[tuple[int, int, float]] = []
-    lex: Lexicon | None = None
-    for m in _RUN.finditer(text):
+    runs = _runs(text)
+    if not runs:
+        return out
+    lex = lexicon()
+    for m in runs:
         if _HOUSE_NUMBER.search(text, max(0, m.start() - 8), m.start()):
             continue  # "12 Laurel Lane": an address
-        if lex is None:
-            lex = lexicon()
         base = m.start()
         tokens = [(p.group(0), base + p.start(), base + p.end()) for p in _PART.finditer(m[0])]
         pairs = _given_led(tokens, lex)

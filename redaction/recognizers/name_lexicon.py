@@ -6,7 +6,8 @@
 * **English vocabulary**: the lower-case entries of the ``web2`` list of ``english-words`` (MIT,
   about 210,000 words). Only entries written in lower case count, so proper nouns of the
   dictionary ("Mary") are not words while "grace", "will", "price" are. A token also counts as
-  a word when a plural or -ed/-ing ending stripped off leaves one ("adjustments", "kettles").
+  a word when a plural or -ed/-ing ending stripped off leaves one ("adjustments", "kettles"),
+  or when it ends in a lower-case word of 5+ letters after a hyphen ("Home-compatible").
 
 Loaded once per process on first use (about 0.3 s, ~20 MB) and never pickled: recognizers are
 shipped to worker processes and look the lists up through :func:`lexicon`.
@@ -44,6 +45,9 @@ class Lexicon:
         low = token.lower()
         if low in self.words:
             return True
+        tail = token.partition("-")[2]
+        if tail[:1].islower() and len(tail) >= 5 and self.is_word(tail):
+            return True  # "Assistant-compatible": a compound adjective, not a surname
         for ending, stem_end in _ENDINGS:
             stem = low[: -len(ending)]
             if low.endswith(ending) and len(stem) >= 3 and stem + stem_end in self.words:
