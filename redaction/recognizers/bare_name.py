@@ -181,9 +181,15 @@ class BareNamePrefilter:
 PREFILTER = BareNamePrefilter()
 
 
+#: What the analyzer asks Presidio for when the pre-filter hits; results are ``PERSON``. Asking
+#: for PERSON itself would also run the cue-led name patterns (the costliest regexes of all)
+#: on every text holding a bare name: a request key of its own runs this recognizer alone.
+REQUEST_ENTITY = "BARE_NAME"
+
+
 class BareNameRecognizer(EntityRecognizer):
     def __init__(self) -> None:
-        super().__init__(supported_entities=["PERSON"], name="BareNameRecognizer")
+        super().__init__(supported_entities=[REQUEST_ENTITY], name="BareNameRecognizer")
 
     def load(self) -> None:
         """Nothing to load up front: the word lists load on first use (``name_lexicon``)."""
@@ -197,7 +203,7 @@ class BareNameRecognizer(EntityRecognizer):
 
 SPEC = RecognizerSpec(
     name="bare_name",
-    entities=("PERSON",),
+    entities=(REQUEST_ENTITY,),
     prefilter=PREFILTER,
     build=lambda cfg: BareNameRecognizer(),
 )
