@@ -92,8 +92,9 @@ def _given_led(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int]]:
                 break
             j += 1
             words += 1
-        if tokens[j][0].lower() not in _ORG:
-            found.append((i, j))
+        after = tokens[j + 1][0].lower() if j + 1 < n else ""
+        if tokens[j][0].lower() not in _ORG and after not in _ORG:
+            found.append((i, j))  # not "John F. Kennedy International Airport"
         i = j + 1
     return found
 
@@ -109,7 +110,8 @@ def _all_unknown(tokens: list[Token], lex: Lexicon) -> tuple[int, int] | None:
     names = [t for t in core if not _is_initial(t)]
     if not 2 <= len(names) <= _MAX_NAME_TOKENS:
         return None
-    if any(lex.is_word(t[0]) for t in names) or core[-1][0].lower() in _ORG:
+    after = tokens[hi + 1][0].lower() if hi + 1 < len(tokens) else ""
+    if any(lex.is_word(t[0]) for t in names) or core[-1][0].lower() in _ORG or after in _ORG:
         return None
     return lo, hi
 

@@ -44,6 +44,7 @@ def test_bare_names_of_several_shapes_are_found(text: str, name: str) -> None:
         "ship to 12 Laurel Lane, Springfield",  # an address: the address recognizer's
         "Bradley Ltd and Mills Inc were notified",  # companies
         "Wayne County tax applies",
+        "served by John F. Kennedy International Airport (JFK)",
         "the Google Assistant-compatible speaker and the Yoga Mat",
         "get_order_details returned Pending",
         "I Am Here. Thank You",
