@@ -34,8 +34,9 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 #: Full-width punctuation of Chinese and Japanese text that NFKC would turn into ASCII
-#: punctuation (，：；！？（）...): left as it is, so ordinary Chinese text is not analyzed
-#: twice for nothing (the recognizers accept both forms). Full-width @ % + - . _ are normalised.
+#: punctuation (，：；！？（）...) and the ellipsis "…": left as they are, so ordinary Chinese
+#: text and chat text are not analyzed twice for nothing (no recognizer needs them as ASCII).
+#: Full-width @ % + - . _ are normalised.
 _CJK_PUNCTUATION = frozenset(
     chr(c)
     for c in (
@@ -45,7 +46,7 @@ _CJK_PUNCTUATION = frozenset(
         *range(0xFF5B, 0xFF66),
     )
     if chr(c) not in "\uff05\uff0b\uff0d\uff0e\uff3f"
-)
+) | frozenset("\u2024\u2025\u2026")  # dot leaders and the ellipsis: common, and only dots
 _FORMAT_CHARS = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"
 
 
@@ -79,14 +80,21 @@ _COMPAT = (
     + "\u2010-\u2015\u2212\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u3000"
     + _FORMAT_CHARS
 )
-_TRIGGER = re.compile(
-    rf"[{_COMPAT}]|%[0-9A-Fa-f]{{2}}|&#?[A-Za-z0-9]+;|\\u[0-9a-fA-F]{{4}}"
-    r"|\d[ .\-]\d|[A-Za-z0-9+/_\-]{16,}|\s(?:at|dot|\[at\]|\(at\))\s",
-    re.IGNORECASE,
+_ESCAPES = r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{4})+"
+#: What makes normalising worth it in ASCII text (a non-ASCII text is also checked for
+#: ``_COMPAT_CHAR``: a search with that large class costs more, and ASCII text cannot match it).
+_TRIGGER_ASCII = re.compile(
+    _ESCAPES + r"|\d[ .\-]\d|[A-Za-z0-9+/_\-]{16,}|\s(?:at|dot|\[at\]|\(at\))\s", re.IGNORECASE
 )
-_SPECIAL = re.compile(
-    rf"(?:%[0-9A-Fa-f]{{2}})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{{4}})+|[{_COMPAT}]+"
-)
+_COMPAT_CHAR = re.compile(f"[{_COMPAT}]")
+_SPECIAL_ASCII = re.compile(_ESCAPES)
+_SPECIAL = re.compile(f"{_ESCAPES}|[{_COMPAT}]+")
+
+
+def _special(text: str) -> re.Pattern[str]:
+    return _SPECIAL_ASCII if text.isascii() else _SPECIAL
+
+
 _FORMAT = re.compile(f"[{_FORMAT_CHARS}]")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{16,}={0,2}")
 _AT_DOT = re.compile(
@@ -156,7 +164,7 @@ def _decode_special(token: str) -> str:
 def _escapes(text: str) -> tuple[str, Mapping]:
     b = _Builder()
     cursor = 0
-    for m in _SPECIAL.finditer(text):
+    for m in _special(text).finditer(text):
         b.add(text[cursor : m.start()], cursor, m.start(), True)
         token = m.group(0)
         if token[0] in "%&\\":
@@ -263,18 +271,18 @@ _DIGIT_SPLIT = re.compile(r"\d(?:[ .\-\u00a0]\d+){3,}")
 def normalise(text: str) -> Normalised | None:
     """The normalised form of ``text``, or ``None`` when normalising changes nothing. Each
     layer runs only when its own pattern is present."""
-    if not _TRIGGER.search(text):
+    if not _TRIGGER_ASCII.search(text) and (text.isascii() or not _COMPAT_CHAR.search(text)):
         return None
     current = text
     maps: list[Mapping] = []
     layers = (
-        (_SPECIAL, _escapes),
-        (_B64_RUN, _base64),
-        (_AT_DOT, lambda t: _sub_layer(t, _AT_DOT, _at_dot)),
-        (_DIGIT_SPLIT, lambda t: _sub_layer(t, _DIGIT_RUN, _digits)),
+        (lambda t: _special(t).search(t), _escapes),
+        (_B64_RUN.search, _base64),
+        (_AT_DOT.search, lambda t: _sub_layer(t, _AT_DOT, _at_dot)),
+        (_DIGIT_SPLIT.search, lambda t: _sub_layer(t, _DIGIT_RUN, _digits)),
     )
-    for pattern, layer in layers:
-        if not pattern.search(current):
+    for present, layer in layers:
+        if not present(current):
             continue
         new, mapping = layer(current)
         if new != current:
