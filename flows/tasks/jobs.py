@@ -80,3 +80,6 @@ class RedactResult:
     seconds: float = 0.0
     #: keyed digests of this task's keys and pseudonyms (``redaction/key_digests.py``)
     key_digests: KeyDigests | None = None
+    #: a redo's first pass (cache key, redacted file): kept by work-folder pruning so a rerun
+    #: takes both from the cache
+    superseded: tuple[str | None, str] | None = None

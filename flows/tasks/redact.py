@@ -23,9 +23,9 @@ from golden_distill.datasets.quarantine import Quarantine
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
-from golden_distill.flows.tasks.shard import check_same_code, fresh_dir
+from golden_distill.flows.tasks.shard import check_same_code
 from golden_distill.flows.timing import StageClock
-from golden_distill.flows.workdir import make_private
+from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
 from golden_distill.redaction.inventory import to_nested
 from golden_distill.redaction.key_digests import KeyDigests, RunKeys, tasks_to_redo
 from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
@@ -102,14 +102,20 @@ def redact_candidates(
 
 def _run(job: RedactJob) -> RedactResult:
     check_same_code(job.pipeline_version, job.label)
+    work = work_folder(job.config)
+    with work.staged(job.out_dir) as stage:  # a remote work folder: uploaded at the end
+        return _redact(job, work, stage)
+
+
+def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
     started = time.perf_counter()
-    out = fresh_dir(Path(job.out_dir))
+    out = stage.path
     timed = StageClock(where=job.label).call
     ids = pl.Series(list(job.case_ids), dtype=pl.String)
     chosen = timed(
         "redact",
         lambda: (
-            pl.scan_parquet(job.candidates_path)
+            work.scan_frame(job.candidates_path)
             .filter(pl.col("case_id").is_in(ids.implode()))
             .collect()
             .to_arrow()
@@ -117,7 +123,7 @@ def _run(job: RedactJob) -> RedactResult:
     )
     quarantine_path = out / "quarantine.jsonl"
     quarantine_path.touch(mode=0o600)  # present even when empty: cached results check files
-    make_private(out, [quarantine_path], stop_at=out.parent)
+    work.make_private(out, [quarantine_path], stop_at=out.parent)
     redacted, quarantined, stats, digests = timed(
         "redact", redact_candidates, chosen, job.config, quarantine_path, job.key_id, job.run_keys
     )
@@ -128,8 +134,8 @@ def _run(job: RedactJob) -> RedactResult:
         index=job.index,
         label=job.label,
         cache_key=job.cache_key,
-        redacted_path=str(redacted_path),
-        quarantine_path=str(quarantine_path),
+        redacted_path=stage.location(redacted_path),
+        quarantine_path=stage.location(quarantine_path),
         quarantined=quarantined,
         stats=stats,
         seconds=time.perf_counter() - started,
@@ -164,6 +170,6 @@ def collision_redo_jobs(jobs: list[RedactJob], results: list[RedactResult]) -> l
         if job.cache_key is not None:
             key = hashlib.sha256(f"{job.cache_key}\x1f{fingerprint}".encode()).hexdigest()
         folder = f"redacted-{key[:16]}" if key else f"redacted-{time.time_ns()}-collisions"
-        out_dir = str(Path(job.out_dir).parent / folder)
+        out_dir = WorkFolder.next_to(job.out_dir, folder)
         out.append(replace(job, run_keys=run, cache_key=key, out_dir=out_dir))
     return out
