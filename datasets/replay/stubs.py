@@ -88,7 +88,9 @@ class ServedCall:
     index: int  # 0-based, in the order the agent called
     name: str
     arguments: Any  # as called (parsed)
-    canonical: bytes  # canonical JSON of the arguments
+    #: canonical JSON text of the arguments (a ``str``: orjson's ``bytes`` keep a 4 KiB buffer
+    #: each, which every kept log record would hold on to)
+    canonical: str
     is_write: bool
     match: str  # EXACT | TOLERANT | NEXT_UNUSED | SYNTHETIC | EXHAUSTED | ESCAPE
     recorded_seq: int | None  # the recording served (None: synthetic or escape)
@@ -183,8 +185,8 @@ class VirtualTools:
         log = self.log
         write = self._writes.get(name)
         if write is None:  # no recording of this tool at all
-            log.append(ServedCall(len(log), name, arguments, canonical, True, ESCAPE, None, None,
-                                  "error", "stub escape"))  # fmt: skip
+            log.append(ServedCall(len(log), name, arguments, canonical.decode(), True, ESCAPE,
+                                  None, None, "error", "stub escape"))  # fmt: skip
             raise StubEscape(name)
         # stage 1 (exact), inlined; the stored step hashes are the key
         used = self._used
@@ -204,8 +206,8 @@ class VirtualTools:
         if self.state and not write and status == "ok":
             response = self._with_state(arguments, response)
         seq = None if step is None or how is EXHAUSTED else step.seq
-        log.append(ServedCall(len(log), name, arguments, canonical, write, how, seq, response,
-                              status, error))  # fmt: skip
+        log.append(ServedCall(len(log), name, arguments, canonical.decode(), write, how, seq,
+                              response, status, error))  # fmt: skip
         if status != "ok":
             raise ToolCallError(name, status, error)
         if response is None:
