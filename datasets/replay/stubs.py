@@ -21,7 +21,7 @@ import copy
 import hashlib
 import operator
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,7 +107,6 @@ class VirtualTools:
         steps: Iterable[Step],
         matching: MatchingSection,
         volatile_keys: Iterable[str] | None = None,
-        on_call: Callable[[], None] | None = None,
     ) -> None:
         self.steps = sorted([s for s in steps if s.kind in TOOL_KINDS], key=_seq)
         self.matching = matching
@@ -118,7 +117,7 @@ class VirtualTools:
             else normalise_volatile_keys(volatile_keys)
         )
         self._normaliser: Normaliser | None = None  # built on the first tolerant match
-        self.on_call = on_call
+        self.calls = 0  # tool calls made (the replay clock ticks once per call: determinism)
         self.log: list[ServedCall] = []
         self.state: dict[str, dict[str, Any]] = {}  # entity id -> fields written (synthetic)
         self._used: set[int] = set()
@@ -167,8 +166,7 @@ class VirtualTools:
     # -- the ToolStub contract ---------------------------------------------------------------
     def call(self, name: str, arguments: Any = None) -> Any:
         """The recorded response (parsed JSON); ``ToolCallError`` for a recorded failure."""
-        if self.on_call is not None:
-            self.on_call()
+        self.calls += 1
         if type(arguments) is str or type(arguments) is bytes:
             arguments = parse_json(arguments if isinstance(arguments, str) else arguments.decode())
         volatile = self.volatile

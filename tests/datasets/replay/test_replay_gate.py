@@ -33,8 +33,9 @@ def _inputs(golden: GoldenSet) -> list[tuple[object, ReplayInput]]:
 
 def _run(golden: GoldenSet, cases: list, agent: Callable) -> ReplayRun:
     return replay_cases(
-        cases, agent, CONFIG, baseline_version=golden.version, volatile_keys=golden.volatile_keys
-    )
+        cases, agent, CONFIG, baseline_version=golden.version, volatile_keys=golden.volatile_keys,
+        keep_calls=True,
+    )  # fmt: skip
 
 
 def _types(run: ReplayRun) -> dict[str, Counter]:
@@ -68,6 +69,17 @@ def test_reissuing_agent_passes_with_zero_diffs(golden: GoldenSet) -> None:
     assert run.figures["final_state_convergence"] == 1.0
     served = Counter(c.match for r in run.runs for c in r.calls)
     assert set(served) == {"exact"}
+
+
+def test_only_runs_with_diffs_keep_their_call_log_by_default(golden: GoldenSet) -> None:
+    cases = [c.case for c in golden.cases()][:30]
+    run = replay_cases(cases, agents.unrecorded_tool, CONFIG, baseline_version=golden.version,
+                       volatile_keys=golden.volatile_keys)  # fmt: skip
+    assert all(r.check.diffs for r in run.runs)  # a stub escape each
+    assert all(len(r.calls) == r.check.replayed_calls > 0 for r in run.runs)
+    clean = replay_cases(cases, reissue, CONFIG, baseline_version=golden.version)
+    assert [r.calls for r in clean.runs] == [[]] * len(cases)
+    assert sum(r.check.replayed_calls for r in clean.runs) == sum(map(_calls, cases))
 
 
 def test_dropped_write_is_a_high_missing_call(golden: GoldenSet) -> None:
