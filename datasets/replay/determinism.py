@@ -30,7 +30,8 @@ import time_machine
 
 #: When a case has no recorded time, the clock starts here (still the same on every replay).
 FALLBACK_TIME = datetime(2000, 1, 1, tzinfo=UTC)
-_global_random: random.Random = random.seed.__self__  # type: ignore[assignment]  # random.* draw from it
+#: The generator ``random.random()``, ``random.choice()``... draw from (reseeded per case).
+_global_random: random.Random = random.seed.__self__  # type: ignore[assignment]
 _seed = _random.Random.seed
 _SECRETS = ("token_bytes", "token_hex", "token_urlsafe", "randbits", "randbelow", "choice")
 
