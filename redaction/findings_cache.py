@@ -31,20 +31,21 @@ class FindingsCache:
         self.threshold = threshold
         self.extra = extra
         self._found: dict[str, list[Finding]] = {}
-        self._extra_found: dict[str, list[Finding]] = {}
+        self._verified: dict[str, list[Finding]] = {}  # scrubber's + extra findings per text
         #: ``normalise`` per text, shared by both analyzers (a pure function of the text)
         self._normalised: dict[str, Normalised | None] = {}
 
     def verify(self, texts: list[str]) -> dict[str, list[Finding]]:
-        found = self(texts)
         if self.extra is None:
-            return found
-        missing = [t for t in found if t not in self._extra_found]
+            return self(texts)
+        distinct = list(dict.fromkeys(texts))
+        missing = [t for t in distinct if t not in self._verified]
         if missing:
-            self._extra_found.update(
-                self.extra.analyze_many(missing, self.threshold, self._normalised)
-            )
-        return {t: [*f, *self._extra_found[t]] for t, f in found.items()}
+            found = self(missing)
+            extra = self.extra.analyze_many(missing, self.threshold, self._normalised)
+            for t in missing:  # both lists made once per text, not once per case asking
+                self._verified[t] = [*found[t], *extra[t]]
+        return {t: self._verified[t] for t in distinct}
 
     def __call__(self, texts: list[str]) -> dict[str, list[Finding]]:
         distinct = list(dict.fromkeys(texts))

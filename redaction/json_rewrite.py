@@ -65,8 +65,41 @@ class JsonSlotRewriter:
         if not self.needs_paths and not (escaped or prop.has_any(text)):
             return text
         if not self.needs_paths:  # edit string tokens only
+            if text.isascii() and "\\" not in text:
+                return self._rewrite_hit_tokens(text)
             return rewrite_json_strings(text, self.on_plain_string)
         return rewrite_json_text(text, self.on_string, self.on_number if self.numeric else None)
+
+    def _rewrite_hit_tokens(self, text: str) -> str:
+        """``rewrite_json_strings(text, self.on_plain_string)`` for ASCII JSON text without a
+        backslash, visiting only the string tokens a known value occurs in.
+
+        Without escapes a string token is its quotes around its value, quotes alternate between
+        opening and closing, and no value holds JSON text (that would need escaped quotes). So
+        a token with no needle occurrence inside it is one ``on_plain_string`` returns as it is
+        (``Propagator.replace`` finds nothing in it), and only the others need the visit."""
+        tokens: dict[int, int] = {}  # opening quote -> closing quote
+        count = text.count
+        for start, end in self.prop.raw_hits(text):
+            if '"' in text[start:end] or count('"', 0, start) % 2 == 0:
+                continue  # across tokens, or outside any string (a number, a literal)
+            tokens.setdefault(text.rfind('"', 0, start), text.find('"', end))
+        if not tokens:
+            return text
+        parts: list[str] = []
+        cursor = 0
+        for open_quote in sorted(tokens):
+            close_quote = tokens[open_quote]
+            value = text[open_quote + 1 : close_quote]
+            new = self.on_plain_string(value)
+            if new != value:
+                parts.append(text[cursor:open_quote])
+                parts.append(orjson.dumps(new).decode())
+                cursor = close_quote + 1
+        if not parts:
+            return text
+        parts.append(text[cursor:])
+        return "".join(parts)
 
     def on_plain_string(self, value: str) -> str:
         return self.on_string(value, _no_path)

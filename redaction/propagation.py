@@ -245,6 +245,17 @@ class Propagator:
                 return True
         return False
 
+    def raw_hits(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of every needle occurrence in ``text``, unchecked (no word bounds, no
+        overlap rule): a superset of where ``find`` can match inside any part of ``text``, for
+        ASCII text (whose lower-casing is per character)."""
+        hits: list[tuple[int, int]] = []
+        for automaton, hay in zip(self._automata, (text, text.lower()), strict=True):
+            if automaton is not None:
+                for last, length in automaton.iter(hay):
+                    hits.append((last + 1 - length, last + 1))
+        return hits
+
     def find(self, text: str) -> list[tuple[int, int, str]]:
         """Non-overlapping (start, end, label) of known values in ``text``, longest first,
         never inside a longer ASCII word or number."""

@@ -162,9 +162,10 @@ class KeyedPseudonymOperator(Operator):
         secret = params["secret"]
         key_type = params.get("key_type")
         if key_type:
-            return key_pseudonym(
-                text, key_type, secret, params.get("prefix"), params.get("widen", 0)
-            )
+            widen = params.get("widen", 0)
+            if not widen:  # the call CollisionGuard makes: one lru_cache entry, not two
+                return key_pseudonym(text, key_type, secret, params.get("prefix"))
+            return key_pseudonym(text, key_type, secret, params.get("prefix"), widen)
         return value_token(text, params["entity_type"], secret)
 
     def validate(self, params: dict[str, Any] | None = None) -> None:
