@@ -11,6 +11,7 @@ shard folders, no retries and no artifacts.
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -22,6 +23,7 @@ from prefect.tasks import exponential_backoff
 
 from golden_distill.flows import progress
 from golden_distill.flows.errors import StageError, describe, retry_if_transient
+from golden_distill.flows.memory import release_after_task, release_memory
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.tasks.publish import PublishJob, PublishOutcome, publish_set
@@ -43,10 +45,13 @@ def retry_options(resolved: ResolvedRun) -> dict[str, Any]:
 
 
 def _with_retries(task: Any, resolved: ResolvedRun, refresh: bool = False) -> Any:
-    """Cached per-shard task options: results under a Path, retries with backoff on I/O errors."""
+    """Cached per-shard task options: results under a Path, retries with backoff on I/O errors;
+    the worker gives back the task's memory when it ends (flows/memory.py)."""
     return task.with_options(
         result_storage=resolved.config.run.results_dir(),  # a Path: a str is a block slug
         refresh_cache=refresh or None,
+        on_completion=[release_after_task],
+        on_failure=[release_after_task],
         **retry_options(resolved),
     )
 
@@ -78,6 +83,9 @@ class PrefectEngine:
         self.runners = ShardRunners(resolved.config.run)
 
     def __enter__(self) -> PrefectEngine:
+        # Worker processes inherit this at spawn: glibc then keeps 2 malloc arenas instead of
+        # up to 8 per core for the threads Prefect starts in each worker (less retained heap).
+        os.environ.setdefault("MALLOC_ARENA_MAX", "2")
         self.runners.__enter__()
         return self
 
@@ -126,9 +134,11 @@ class PrefectEngine:
 
     def select(self, results: list[Any], cache_key: str | None) -> Selection:
         storage = self.resolved.config.run.results_dir()
-        return select_cases.with_options(result_storage=storage)(
+        selection = select_cases.with_options(result_storage=storage)(
             results, self.resolved, cache_key=cache_key
         )
+        release_memory()  # dedup's working memory, before the redact workers start
+        return selection
 
     def publish(self, job: PublishJob) -> PublishOutcome:
         return publish_set.with_options(**retry_options(self.resolved))(job)
@@ -188,7 +198,9 @@ class LocalEngine:
         return results, cached
 
     def select(self, results: list[Any], cache_key: str | None) -> Selection:
-        return select_cases.fn(results, self.resolved, cache_key=cache_key)
+        selection = select_cases.fn(results, self.resolved, cache_key=cache_key)
+        release_memory()
+        return selection
 
     def publish(self, job: PublishJob) -> PublishOutcome:
         return publish_set.fn(job)
