@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -41,6 +40,7 @@ from golden_distill.flows.tasks.select import Selection, parent_key, selection_c
 from golden_distill.flows.tasks.shard import process_shard
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.window import scheduled_start_time
+from golden_distill.flows.work_folder import work_folder
 from golden_distill.flows.workdir import prune
 
 Engine = PrefectEngine | LocalEngine
@@ -54,9 +54,10 @@ def _redact_jobs(
     if not wanted:
         return []
     version = pipeline_version()
+    work = work_folder(prepared.resolved.config)
     jobs = []
     for result in results:
-        shard_ids = pl.read_parquet(result.candidates_path, columns=["case_id"]).get_column(
+        shard_ids = work.read_frame(result.candidates_path, columns=["case_id"]).get_column(
             "case_id"
         )
         mine = tuple(sorted(set(shard_ids.to_list()) & wanted))
@@ -71,7 +72,7 @@ def _redact_jobs(
                 candidates_path=result.candidates_path,
                 case_ids=mine,
                 config=prepared.resolved.config,
-                out_dir=str(Path(result.candidates_path).parent / folder),
+                out_dir=work.next_to(result.candidates_path, folder),
                 cache_key=key,
                 key_id=prepared.key_id,
                 pipeline_version=version,
@@ -160,7 +161,7 @@ def _distill(params: DistillParams, local: bool = False) -> str:
         scheduled = None if local else scheduled_start_time()
         prepared = preflight(params, scheduled_start=scheduled, allow_prefect=not local)
     resolved = prepared.resolved
-    set_error_log(resolved.work_dir / "errors.log")
+    set_error_log(resolved.work.local_state() / "errors.log")
     engine: Engine = LocalEngine(resolved) if local else PrefectEngine(resolved)
     logger = engine.logger
     run = resolved.config.run
@@ -239,12 +240,13 @@ def _prune_work(
     logger: Any,
 ) -> None:
     run = resolved.config.run
-    keep_dirs = {Path(job.out_dir).name for job in jobs}
-    keep_dirs |= {Path(r.redacted_path).parent.name for r in redacted}
+    work = resolved.work
+    keep_dirs = {work.name(job.out_dir) for job in jobs}
+    keep_dirs |= {work.name(work.parent(r.redacted_path)) for r in redacted}
     keep_keys = {job.cache_key for job in jobs if job.cache_key}
     keep_keys |= {select_key} if select_key else set()
     keep_keys |= {r.cache_key for r in redacted if r.cache_key}
-    removed = prune(resolved.work_dir / "shards", run.results_dir(), keep_dirs, keep_keys)
+    removed = prune(work.join("shards"), run.results_location(), keep_dirs, keep_keys, work)
     logger.info("work dir: removed %d stale folder(s)/result(s)", removed)
 
 

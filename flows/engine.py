@@ -10,6 +10,7 @@ shard folders, no retries and no artifacts.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import pickle
@@ -44,11 +45,28 @@ def retry_options(resolved: ResolvedRun) -> dict[str, Any]:
     }
 
 
-def _with_retries(task: Any, resolved: ResolvedRun, refresh: bool = False) -> Any:
-    """Cached per-shard task options: results under a Path, retries with backoff on I/O errors;
-    the worker gives back the task's memory when it ends (flows/memory.py)."""
+def result_storage(resolved: ResolvedRun) -> Any:
+    """Where Prefect persists cached results: a ``Path`` (a str is a block slug) for a local
+    work folder; for a URL one, a ``RemoteFileSystem`` block (shared by remote workers), saved
+    on the API under a name derived from its location (Prefect only takes saved blocks; it
+    holds client options such as an endpoint, never credentials: those come from the
+    environment of each machine)."""
+    location = resolved.config.run.results_location()
+    storage = resolved.work.result_storage(location)
+    if isinstance(storage, Path):
+        return storage
+    name = f"golden-work-{hashlib.sha256(location.encode()).hexdigest()[:16]}"
+    storage.save(name, overwrite=True)
+    return storage
+
+
+def _with_retries(
+    task: Any, resolved: ResolvedRun, refresh: bool = False, storage: Any = None
+) -> Any:
+    """Cached per-shard task options: results in the work folder, retries with backoff on I/O
+    errors; the worker gives back the task's memory when it ends (flows/memory.py)."""
     return task.with_options(
-        result_storage=resolved.config.run.results_dir(),  # a Path: a str is a block slug
+        result_storage=storage if storage is not None else result_storage(resolved),
         refresh_cache=refresh or None,
         on_completion=[release_after_task],
         on_failure=[release_after_task],
@@ -81,6 +99,7 @@ class PrefectEngine:
     def __init__(self, resolved: ResolvedRun) -> None:
         self.resolved = resolved
         self.runners = ShardRunners(resolved.config.run)
+        self._result_storage: Any = None
 
     def __enter__(self) -> PrefectEngine:
         # Worker processes inherit this at spawn: glibc then keeps 2 malloc arenas instead of
@@ -96,6 +115,11 @@ class PrefectEngine:
     def logger(self) -> Any:
         return get_run_logger()
 
+    def _storage(self) -> Any:
+        if self._result_storage is None:
+            self._result_storage = result_storage(self.resolved)
+        return self._result_storage
+
     def release(self) -> None:
         if not self.resolved.config.run.dask_address:
             self.runners.release()  # free the workers' memory for the global step
@@ -103,12 +127,16 @@ class PrefectEngine:
     def map(self, task: Any, jobs: list[Any], event: str, stage: str) -> tuple[dict, int]:
         """Submit ``task`` for every job, report each as it ends; results by index, hits."""
         resolved = self.resolved
+        work = resolved.work
         runner = self.runners.pick(
-            likely_cached([job.cache_key for job in jobs], resolved.config.run.results_dir())
+            likely_cached(
+                [job.cache_key for job in jobs], work, resolved.config.run.results_location()
+            )
         )
         results: dict[int, Any] = {}
         cached = counted = 0
-        submitted = _with_retries(task, resolved)
+        storage = self._storage()
+        submitted = _with_retries(task, resolved, storage=storage)
         futures = [runner.submit(submitted, {"job": job}) for job in jobs]
         for future in prefect_as_completed(futures):
             result = _unwrap(future, stage)
@@ -121,10 +149,10 @@ class PrefectEngine:
             self.logger.info("%s %d/%d%s", event, len(results), len(jobs), " (cached)" * hit)
         # A cached result whose files were removed (work dir cleaned) is recomputed.
         by_index = {job.index: job for job in jobs}
-        stale = [by_index[i] for i, r in results.items() if not outputs_present(r)]
+        stale = [by_index[i] for i, r in results.items() if not outputs_present(r, work)]
         if stale:
             self.logger.info("%d cached result(s) lost their files: recomputing", len(stale))
-            fresh = _with_retries(task, resolved, refresh=True)
+            fresh = _with_retries(task, resolved, refresh=True, storage=storage)
             for future in [runner.submit(fresh, {"job": job}) for job in stale]:
                 result = _unwrap(future, stage)
                 results[result.index] = result
@@ -133,8 +161,7 @@ class PrefectEngine:
         return results, cached
 
     def select(self, results: list[Any], cache_key: str | None) -> Selection:
-        storage = self.resolved.config.run.results_dir()
-        selection = select_cases.with_options(result_storage=storage)(
+        selection = select_cases.with_options(result_storage=self._storage())(
             results, self.resolved, cache_key=cache_key
         )
         release_memory()  # dedup's working memory, before the redact workers start
@@ -153,6 +180,7 @@ class LocalEngine:
         if resolved.config.run.dask_address:
             raise StageError("validate", "--local runs in this process: no --dask-address")
         self.resolved = resolved  # a `process` task_runner runs on threads here too
+        self.work = resolved.work
         self.logger = logging.getLogger("golden_distill.run")
 
     def __enter__(self) -> LocalEngine:
@@ -167,20 +195,19 @@ class LocalEngine:
     def _cached(self, job: Any) -> Any | None:
         if not job.cache_key:
             return None
-        path = Path(job.out_dir) / RESULT_FILE
         try:
-            result = pickle.loads(path.read_bytes())
+            result = pickle.loads(self.work.read_bytes(f"{job.out_dir}/{RESULT_FILE}"))
         except (OSError, pickle.UnpicklingError, EOFError):
             return None
         return result if getattr(result, "cache_key", None) == job.cache_key else None
 
     def _run(self, task: Any, job: Any) -> tuple[Any, bool]:
         found = self._cached(job)
-        if found is not None and outputs_present(found):
+        if found is not None and outputs_present(found, self.work):
             return found, True
         result = task.fn(job)
         if job.cache_key:
-            (Path(job.out_dir) / RESULT_FILE).write_bytes(pickle.dumps(result))
+            self.work.write_bytes(f"{job.out_dir}/{RESULT_FILE}", pickle.dumps(result))
         return result, False
 
     def map(self, task: Any, jobs: list[Any], event: str, stage: str) -> tuple[dict, int]:

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from golden_distill.datasets.store.layout import LayoutError, check_set_name
 from golden_distill.flows.config import PipelineConfig, load_pipeline_config
+from golden_distill.flows.run_config import is_url
+from golden_distill.flows.work_folder import WorkFolder, work_folder
 
 
 class DistillParams(BaseModel):
@@ -53,7 +55,9 @@ class DistillParams(BaseModel):
         description="Run shard tasks on this Dask scheduler (overrides config run.dask_address).",
     )
     work_dir: str | None = Field(
-        None, description="Folder for intermediate shard files (overrides config run.work_dir)."
+        None,
+        description="Folder or fsspec URL (s3://bucket/work) for intermediate shard files "
+        "(overrides config run.work_dir).",
     )
     force: bool = Field(
         False, description="Publish even when the content equals the latest version's."
@@ -115,7 +119,7 @@ class DistillParams(BaseModel):
         if self.dask_address:
             updates.update(dask_address=self.dask_address, task_runner="dask")
         if self.work_dir:
-            updates["work_dir"] = Path(self.work_dir)
+            updates["work_dir"] = self.work_dir if is_url(self.work_dir) else Path(self.work_dir)
         if updates:
             run = run.model_copy(update=updates)
             config = config.model_copy(update={"run": run})
@@ -158,4 +162,12 @@ class ResolvedRun:
 
     @property
     def work_dir(self) -> Path:
-        return self.config.run.work_dir.resolve()
+        """The local work folder (a URL work folder has none: use ``work``)."""
+        if self.config.run.remote_work:
+            raise ValueError(f"the work folder {self.config.run.work_dir} is a URL, not a path")
+        return Path(self.config.run.work_dir).resolve()
+
+    @property
+    def work(self) -> WorkFolder:
+        """The run's work folder, local or behind an fsspec URL (flows/work_folder.py)."""
+        return work_folder(self.config)

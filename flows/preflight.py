@@ -51,6 +51,7 @@ def validate(params: DistillParams) -> ResolvedRun:
     except Exception as exc:
         raise StageError("validate", describe(exc)) from None
     _check_store(resolved)
+    _check_work(resolved)
     return resolved
 
 
@@ -85,6 +86,16 @@ def _check_store(resolved: ResolvedRun) -> None:
             raise StageError("validate", f"store {root}: cannot be created here (not writable)")
 
 
+def _check_work(resolved: ResolvedRun) -> None:
+    """The work folder opens; a URL one answers with this machine's credentials (a missing
+    bucket or a bad key fails here, before any task)."""
+    try:
+        resolved.work.check()
+    except Exception as exc:
+        where = resolved.config.run.work_dir
+        raise StageError("validate", f"work folder {where}: {describe(exc)}") from None
+
+
 def with_window(resolved: ResolvedRun, scheduled_start: datetime | None) -> ResolvedRun:
     """Fix the run's window (see flows/window.py)."""
     params = resolved.params
@@ -113,6 +124,7 @@ def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
     """One job per shard, with its cache key and content-addressed output folder."""
     config = resolved.config
     window = resolved.window
+    work = resolved.work
     config_sha = shard_config_sha256(config)
     version = pipeline_version()
     jobs = []
@@ -133,7 +145,7 @@ def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
                 index=index,
                 shard=shard,
                 config=config,
-                out_dir=str(resolved.work_dir / "shards" / folder),
+                out_dir=work.join("shards", folder),
                 cache_key=key,
                 pipeline_version=version,
                 source_format=resolved.params.source_format,
@@ -162,7 +174,7 @@ def preflight(
             since=resolved.since,
             until=resolved.until,
             by_mtime=params.by_mtime,
-            memo=resolved.work_dir / "fingerprints.json",
+            memo=resolved.work.local_state() / "fingerprints.json",
         )
     except Exception as exc:
         raise StageError("discover", describe(exc)) from None

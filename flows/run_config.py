@@ -9,11 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from golden_distill.datasets.config_model import StrictModel
 
 TaskRunnerName = Literal["thread", "process", "dask"]
+
+
+def is_url(location: str | Path) -> bool:
+    """True for ``s3://...``-style locations (a ``file://`` URL is a local path)."""
+    text = str(location)
+    return "://" in text and not text.startswith("file://")
 
 
 class FlowConfig(StrictModel):
@@ -43,17 +49,21 @@ class FlowConfig(StrictModel):
         description="Shards processed at once by the thread or process runner (one shard holds "
         "up to `ingest.rows_per_shard` cases in memory per worker).",
     )
-    work_dir: Path = Field(
+    work_dir: Path | str = Field(
         Path(".golden-work"),
-        description="Local folder for per-shard intermediate files kept for cached reruns: "
-        "funnel candidates (not yet redacted), decisions, signatures, redacted cases and "
-        "quarantine files (which may keep raw source lines). Give it the access class of the "
-        "sources. Relative paths are relative to the current directory.",
+        description="Folder for per-shard intermediate files kept for cached reruns: funnel "
+        "candidates (not yet redacted), decisions, signatures, redacted cases and quarantine "
+        "files (which may keep raw source lines). Give it the access class of the sources. "
+        "A local folder (relative paths are relative to the current directory), or an fsspec "
+        "URL such as s3://bucket/golden-work so Dask workers on other machines share it "
+        "(credentials from the environment; the bucket must be private and encrypted: see "
+        "docs/operating.md).",
     )
     result_storage: Path | None = Field(
         None,
         description="Folder where Prefect persists cached shard results (default: "
-        "`<work_dir>/prefect-results`). Always a path, never a Prefect block name.",
+        "`<work_dir>/prefect-results`, on the work folder's storage). Always a path, never a "
+        "Prefect block name.",
     )
     cache_shards: bool = Field(
         True,
@@ -76,12 +86,40 @@ class FlowConfig(StrictModel):
         description="First retry delay; each next retry waits twice as long (exponential backoff).",
     )
 
+    @field_validator("work_dir", mode="before")
+    @classmethod
+    def _path_or_url(cls, value: object) -> object:
+        """A URL (s3://...) stays a string; anything else is a local path."""
+        if isinstance(value, str) and not is_url(value):
+            return Path(value.removeprefix("file://"))
+        return value
+
     @model_validator(mode="after")
     def _address_implies_dask(self) -> FlowConfig:
         if self.dask_address and self.task_runner != "dask":
             object.__setattr__(self, "task_runner", "dask")
         return self
 
+    @property
+    def remote_work(self) -> bool:
+        """The work folder is an fsspec URL (shared by workers on other machines)."""
+        return is_url(self.work_dir)
+
+    def work_location(self) -> str:
+        """The work folder as an absolute local path or a URL."""
+        if self.remote_work:
+            return str(self.work_dir).rstrip("/")
+        return str(Path(self.work_dir).resolve())
+
     def results_dir(self) -> Path:
-        """The result storage folder, resolved (a ``Path``: Prefect reads a ``str`` as a block)."""
-        return (self.result_storage or self.work_dir / "prefect-results").resolve()
+        """The result storage folder of a local work folder, resolved (a ``Path``: Prefect reads
+        a ``str`` as a block)."""
+        if self.result_storage is None and self.remote_work:
+            raise ValueError("results_dir: the work folder is a URL; use results_location()")
+        return (self.result_storage or Path(self.work_dir) / "prefect-results").resolve()
+
+    def results_location(self) -> str:
+        """Where Prefect's cached results are: a local path, or ``<work URL>/prefect-results``."""
+        if self.result_storage is None and self.remote_work:
+            return f"{self.work_location()}/prefect-results"
+        return str(self.results_dir())

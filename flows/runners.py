@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
 
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from golden_distill.flows.run_config import FlowConfig
+from golden_distill.flows.work_folder import WorkFolder
 
 
 def current_api_url() -> str | None:
@@ -130,6 +130,10 @@ class ShardRunners:
         self._heavy = None
 
 
-def likely_cached(keys: list[str | None], results_dir: Path) -> bool:
-    """True when every task has a cache key whose result file exists (Prefect still decides)."""
-    return bool(keys) and all(k is not None and (results_dir / k).exists() for k in keys)
+def likely_cached(keys: list[str | None], work: WorkFolder, results: str) -> bool:
+    """True when every task has a cache key whose result file exists in the ``results`` folder
+    of the work folder (one listing, also on object storage; Prefect still decides)."""
+    if not keys or any(k is None for k in keys):
+        return False
+    present = set(work.list_names(results))
+    return all(k in present for k in keys)

@@ -8,25 +8,38 @@ not named by one of this run's keys belongs to an input, config or code version 
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from golden_distill.flows.work_folder import WorkFolder
 
 _KEY_FILE = re.compile(r"^[0-9a-f]{64}$")
 
 
-def prune(shards_dir: Path, results_dir: Path, keep_dirs: set[str], keep_keys: set[str]) -> int:
-    """Remove shard folders not in ``keep_dirs`` and result files not in ``keep_keys``."""
+def prune(
+    shards_dir: Path | str,
+    results_dir: Path | str,
+    keep_dirs: set[str],
+    keep_keys: set[str],
+    work: WorkFolder | None = None,
+) -> int:
+    """Remove shard folders not in ``keep_dirs`` and result files not in ``keep_keys``, in
+    ``work`` (a local or fsspec work folder; default: the local folder holding ``shards_dir``)."""
+    if work is None:
+        from golden_distill.flows.work_folder import WorkFolder  # (it imports this module)
+
+        work = WorkFolder(Path(shards_dir).parent)
+    shards, results = str(shards_dir), str(results_dir)
     removed = 0
-    if shards_dir.is_dir():
-        for folder in shards_dir.iterdir():
-            if folder.is_dir() and folder.name not in keep_dirs:
-                shutil.rmtree(folder, ignore_errors=True)
-                removed += 1
-    if results_dir.is_dir():
-        for path in results_dir.iterdir():
-            if path.is_file() and _KEY_FILE.match(path.name) and path.name not in keep_keys:
-                path.unlink(missing_ok=True)
-                removed += 1
+    for name in work.list_names(shards):
+        if name not in keep_dirs:
+            work.remove_tree(f"{shards}/{name}")
+            removed += 1
+    for name in work.list_names(results):
+        if _KEY_FILE.match(name) and name not in keep_keys:
+            work.remove_file(f"{results}/{name}")
+            removed += 1
     return removed
 
 

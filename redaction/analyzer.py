@@ -12,6 +12,7 @@ no pre-filter matches is never sent to Presidio.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,11 +31,20 @@ from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.normalise import Normalised, normalise
 from golden_distill.redaction.recognizers import SPECS, RecognizerSpec
-from golden_distill.redaction.recognizers.base import Keywords
+from golden_distill.redaction.recognizers.base import AnyOf, Keywords, fold_case
 
 LANGUAGE = "en"
 #: A BANK_CARD span that another, more specific recognizer also claims is dropped.
 _BANK_CARD_YIELDS_TO = frozenset({"CREDIT_CARD", "CN_RESIDENT_ID"})
+
+
+def _contains(literal: str) -> Callable[[str], bool]:
+    """A search for a literal substring (``literal in text``)."""
+
+    def search(text: str) -> bool:
+        return literal in text
+
+    return search
 
 
 class AnalyzerSetupError(RuntimeError):
@@ -129,6 +139,17 @@ class TextAnalyzer:
         self.nlp_engine = nlp_engine
         self._empty: object | None = None
         self.prefilters = [(spec.prefilter, spec.entities) for spec in specs]
+        #: (search, takes folded text, entity types) per pre-filter part, in the specs' order
+        self._checks: list[tuple[Callable[[str], object], bool, tuple[str, ...]]] = []
+        for prefilter, entities in self.prefilters:
+            parts = prefilter.parts if isinstance(prefilter, AnyOf) else (prefilter,)
+            for part in parts:
+                if isinstance(part, Keywords):
+                    self._checks.append((part.search_lower, True, entities))
+                elif isinstance(part, str):
+                    self._checks.append((_contains(part), False, entities))
+                else:
+                    self._checks.append((part.search, False, entities))
         self.entities = sorted(
             {e for spec in specs for e in spec.entities} | set(self.ner_entities)
         )
@@ -138,14 +159,14 @@ class TextAnalyzer:
         found: list[str] = []
         if self.ner_entities and sum(ch.isalpha() for ch in text[:64]) >= 2:
             found.extend(self.ner_entities)
-        low: str | None = None
-        for prefilter, entities in self.prefilters:
-            if isinstance(prefilter, Keywords):
-                if low is None:
-                    low = text.lower()
-                hit = prefilter.search_lower(low)
+        folded: str | None = None
+        for search, wants_folded, entities in self._checks:
+            if wants_folded:
+                if folded is None:
+                    folded = fold_case(text)
+                hit = search(folded)
             else:
-                hit = prefilter.search(text) is not None
+                hit = search(text)
             if hit:
                 for entity in entities:
                     if entity not in found:
@@ -161,12 +182,24 @@ class TextAnalyzer:
             self._empty = self.nlp_engine.process_text("", LANGUAGE)
         return self._empty
 
-    def analyze_many(self, texts: list[str], threshold: float) -> dict[str, list[Finding]]:
+    def analyze_many(
+        self,
+        texts: list[str],
+        threshold: float,
+        normalised: dict[str, Normalised | None] | None = None,
+    ) -> dict[str, list[Finding]]:
         """Findings per distinct text, made on its normalised form (``normalise.py``) and
-        mapped back to spans of the original; texts no pre-filter matches map to ``[]``."""
+        mapped back to spans of the original; texts no pre-filter matches map to ``[]``.
+
+        ``normalised``: a memo of ``normalise`` per text shared by the analyzers of one call
+        (the verifier's extra recognizers see the scrubber's strings again)."""
+        memo: dict[str, Normalised | None] = {} if normalised is None else normalised
         forms: dict[str, Normalised] = {}
         for text in dict.fromkeys(texts):
-            norm = normalise(text)
+            if text in memo:
+                norm = memo[text]
+            else:
+                norm = memo[text] = normalise(text)
             if norm is not None:
                 forms[text] = norm
         raw = self._analyze_plain([*texts, *(n.text for n in forms.values())], threshold)

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from golden_distill.redaction.config import RedactionConfig
@@ -21,13 +22,15 @@ from golden_distill.redaction.inventory import FieldKey, safe_path, tool_and_pat
 from golden_distill.redaction.key_rules import KeyRule, NonPersonalRule, PiiRule, RuleMatcher
 from golden_distill.redaction.propagation import ValueIndex
 from golden_distill.redaction.slots import Slot, Verbatim, case_slots
-from golden_distill.redaction.walker import iter_keys, iter_leaves
+from golden_distill.redaction.walker import leaves_and_keys
 
 _SHORT_NUMBER = re.compile(r"^[\d\s.,:/+-]*$")
 _ID_CHARS = re.compile(r"^[A-Za-z0-9_.:/#+@-]+$")
 _BUSINESS_ID = re.compile(r"^[A-Za-z0-9_.:/#-]{1,64}$")
 _DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _AMOUNT_LIKE = re.compile(r"^[-+]?[\d,]*\.\d+$|^v?\d+(?:\.\d+)+$")
+#: A leaf's inventory path per (slot base, key path): the same few paths recur in every case.
+_leaf_path = lru_cache(maxsize=1 << 16)(safe_path)
 
 
 def _identifier_shaped(value: str) -> bool:
@@ -105,8 +108,9 @@ def scan_case(
             scanned.append((tool, where, slot.text))
             continue
         tool, base = tool_and_path(slot.location, step_names, ())
-        for path, leaf in iter_leaves(slot.parsed):
-            where = safe_path(base, path)
+        leaves, keys = leaves_and_keys(slot.parsed)
+        for path, leaf in leaves:
+            where = _leaf_path(base, path)
             rule = matcher.match(path)
             is_text = isinstance(leaf, str)
             if isinstance(rule, NonPersonalRule) and (not is_text or _BUSINESS_ID.match(leaf)):
@@ -152,7 +156,7 @@ def scan_case(
                 unknown.append(digits)
                 numeric_slots.add(i)
                 fields[(tool, where, "unknown_id")] += 1
-        for k in iter_keys(slot.parsed):
+        for k in keys:
             key_texts.append(k)
             scanned.append((tool, base + ".<keys>", k))
     free_texts.extend(key_texts)  # object keys are scanned too ("客户欧阳娜娜": ...)

@@ -14,6 +14,7 @@ values (propagation, name dictionary) belongs here. Memory is bounded by one cal
 from __future__ import annotations
 
 from golden_distill.redaction.analyzer import Finding, TextAnalyzer
+from golden_distill.redaction.normalise import Normalised
 
 
 class FindingsCache:
@@ -31,6 +32,8 @@ class FindingsCache:
         self.extra = extra
         self._found: dict[str, list[Finding]] = {}
         self._extra_found: dict[str, list[Finding]] = {}
+        #: ``normalise`` per text, shared by both analyzers (a pure function of the text)
+        self._normalised: dict[str, Normalised | None] = {}
 
     def verify(self, texts: list[str]) -> dict[str, list[Finding]]:
         found = self(texts)
@@ -38,14 +41,18 @@ class FindingsCache:
             return found
         missing = [t for t in found if t not in self._extra_found]
         if missing:
-            self._extra_found.update(self.extra.analyze_many(missing, self.threshold))
+            self._extra_found.update(
+                self.extra.analyze_many(missing, self.threshold, self._normalised)
+            )
         return {t: [*f, *self._extra_found[t]] for t, f in found.items()}
 
     def __call__(self, texts: list[str]) -> dict[str, list[Finding]]:
         distinct = list(dict.fromkeys(texts))
         missing = [t for t in distinct if t not in self._found]
         if missing:
-            self._found.update(self.analyzer.analyze_many(missing, self.threshold))
+            self._found.update(
+                self.analyzer.analyze_many(missing, self.threshold, self._normalised)
+            )
         return {t: self._found[t] for t in distinct}
 
     def __len__(self) -> int:

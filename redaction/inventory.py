@@ -34,6 +34,7 @@ _SAFE_KEY = re.compile(r"^[A-Za-z_][A-Za-z_\-]{0,38}\d{0,2}$")
 _SAFE_TOOL = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]{0,127}$")
 _LONG_DIGITS = re.compile(r"\d{5,}")
 WITHHELD_KEY = "*"
+_STEP_FIELD = re.compile(r"steps\[(\d+)\]\.(\w+)")
 WITHHELD_TOOL = "(tool name withheld)"
 
 
@@ -59,7 +60,7 @@ def tool_and_path(
 ) -> tuple[str, str]:
     """The tool a slot belongs to (its step's name, else ``(case)``) and the leaf's path."""
     tool = "(case)"
-    m = re.match(r"steps\[(\d+)\]\.(\w+)", location)
+    m = _STEP_FIELD.match(location)
     if m and int(m.group(1)) < len(step_names):
         tool = safe_tool(step_names[int(m.group(1))]) if step_names[int(m.group(1))] else "-"
         base = m.group(2)

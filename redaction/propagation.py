@@ -271,13 +271,11 @@ class Propagator:
     def replace(self, text: str, counts: Counter[str]) -> str:
         """``text`` with every known value replaced; counts the replacements per label."""
         cached = self._replaced.get(text)
-        if cached is not None:
-            new, labels = cached
+        if cached is None:
+            cached = self._replaced[text] = self._replace(text)
+        new, labels = cached
+        if labels:  # most strings hold none (Counter.update costs an ABC check even then)
             counts.update(labels)
-            return new
-        new, labels = self._replace(text)
-        self._replaced[text] = (new, labels)
-        counts.update(labels)
         return new
 
     def _replace(self, text: str) -> tuple[str, list[str]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,26 +33,17 @@ from golden_distill.redaction.collisions import CollisionGuard
 from golden_distill.redaction.config import FLOOR_RECOGNIZERS, RedactionConfig
 from golden_distill.redaction.findings_cache import FindingsCache
 from golden_distill.redaction.inventory import FieldKey
+from golden_distill.redaction.json_rewrite import JsonSlotRewriter
 from golden_distill.redaction.key_rules import (
     KeyRule,
-    NonPersonalRule,
-    Path,
-    PiiRule,
     RuleMatcher,
 )
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.name_dictionary import is_dictionary_name, names_in
-from golden_distill.redaction.propagation import Propagator, make_anonymizer
-from golden_distill.redaction.pseudonym import value_token
+from golden_distill.redaction.propagation import make_anonymizer
 from golden_distill.redaction.recognizers import SPECS
 from golden_distill.redaction.recognizers.presidio_predefined import SPEC as PREDEFINED
 from golden_distill.redaction.verify import ScrubbedField, verify_scrubbed
-from golden_distill.redaction.walker import (
-    Slot,
-    nested_json,
-    rewrite_json_strings,
-    rewrite_json_text,
-)
 
 STAGE = "redaction"
 UNKNOWN_IDENTIFIER = "unknown_identifier"
@@ -60,7 +51,6 @@ UNKNOWN_IDENTIFIER = "unknown_identifier"
 #: the same wherever it appears).
 UNKNOWN_ID_TYPE = "id"
 REDACTION_ERROR = "redaction_error"
-_INTEGER = re.compile(r"-?\d+")
 
 
 @dataclass(slots=True)
@@ -79,10 +69,6 @@ class CaseRedaction:
     @property
     def published(self) -> bool:
         return self.row is not None
-
-
-def _no_path() -> Path:
-    return ()
 
 
 def keys_of(prepared: list[CaseScan | CaseRedaction]) -> list[tuple[str, KeyRule]]:
@@ -199,7 +185,9 @@ class Redactor:
         scrubbed: list[ScrubbedField] = []
         for i, (slot, put) in enumerate(scan.slots):
             if slot.is_json:
-                new = self._rewrite_json(slot, prop, counts, i in scan.numeric_slots)
+                new = JsonSlotRewriter(
+                    self.matcher, self.key.secret, prop, counts, i in scan.numeric_slots
+                ).rewrite(slot)
             else:
                 new = prop.replace(slot.text, counts)
             if new != slot.text:
@@ -241,60 +229,6 @@ class Redactor:
             )
         row["redaction"] = orjson.dumps(dict(sorted(counts.items()))).decode()
         return CaseRedaction(row.get("case_id") or "", row, counts=counts, fields=fields)
-
-    def _rewrite_json(
-        self, slot: Slot, prop: Propagator, counts: Counter[str], numeric: bool
-    ) -> str:
-        short = prop.local_values
-        text = slot.text
-        escaped = "\\u" in text  # values may hide behind \u escapes: decode to be sure
-        # key paths are only needed for numbers under rules and for short values (replaced
-        # where a rule owns them, not everywhere): otherwise the fast string-token path will do
-        needs_paths = numeric or bool(short and (escaped or any(v in text for v in short)))
-        if not needs_paths and not (escaped or prop.has_any(text)):
-            return text
-        matcher = self.matcher
-        secret = self.key.secret
-
-        def on_string(value: str, path_fn: Callable[[], Path]) -> str:
-            if nested_json(value) is not None:  # JSON inside a string: edit it as JSON too
-                if not needs_paths:
-                    return rewrite_json_strings(value, lambda v: on_string(v, _no_path))
-                return rewrite_json_text(value, on_string, on_number if numeric else None)
-            if value in short and isinstance(matcher.match(path_fn()), KeyRule | PiiRule):
-                label = prop.label_of(value)
-                if label is not None:
-                    counts[label] += 1
-                    return prop.substitute(value)
-            return prop.replace(value, counts)
-
-        def on_number(token: str, path: Path) -> str | None:
-            rule = matcher.match(path)
-            if isinstance(rule, NonPersonalRule):
-                return None
-            if rule is None or (isinstance(rule, PiiRule) and not rule.owns(path, token)):
-                label = prop.label_of(token)  # an unowned number found by a scan or an id
-                if label is None:
-                    return None
-                counts[label] += 1
-                new = prop.substitute(token)
-                return new if _INTEGER.fullmatch(new) else orjson.dumps(new).decode()
-            if isinstance(rule, PiiRule):
-                if "." in token or (rule.evidence and len(token.lstrip("-")) < 4):
-                    return None
-                counts[rule.entity_type] += 1
-                new = value_token(token, rule.entity_type, secret)
-                prop.emitted.add(new)
-                return orjson.dumps(new).decode()
-            if not _INTEGER.fullmatch(token):
-                return None  # keys are integers; a float "key" is left for verification
-            counts[rule.label] += 1
-            prop.keys.setdefault(token, rule)
-            return prop.substitute(token)
-
-        if not needs_paths:  # edit string tokens only
-            return rewrite_json_strings(text, lambda v: on_string(v, _no_path))
-        return rewrite_json_text(text, on_string, on_number if numeric else None)
 
     # -- the whole thing ----------------------------------------------------------------
     def prepare(

@@ -112,6 +112,16 @@ def redact_table(
 ) -> ShardRedactionResult:
     """Redact every case of ``table``; quarantined cases are dropped from the output table."""
     started = time.perf_counter()
+    with _gc_paused():
+        # the work is a function of its own so that everything it built (scans, the findings
+        # cache, row dicts) is freed by reference counting while the GC is still paused: the
+        # first collection after the pause walks every object allocated during it that lives
+        done = _redact_batches(table, redactor, batch_cases)
+    done.seconds = time.perf_counter() - started
+    return done
+
+
+def _redact_batches(table: pa.Table, redactor: Redactor, batch_cases: int) -> ShardRedactionResult:
     schema = output_schema(table.schema)
     kept: list[dict] = []
     quarantined: list[QuarantinedCase] = []
@@ -119,48 +129,45 @@ def redact_table(
     reasons: Counter[str] = Counter()
     inventory: Counter[tuple[str, str, str]] = Counter()
     findings = redactor.findings_cache()  # this call's own: pure per string, dropped on return
-    with _gc_paused():
-        # every original key of the table first, so no pseudonym equals another original; a
-        # table of chosen cases (the flow's) keeps its scans, a whole canonical shard rescans
-        keep = table.num_rows <= KEEP_SCANS_ROWS
-        keys = []
-        prepared: list[list] = []
-        for batch in table.to_batches(max_chunksize=batch_cases):
-            done = redactor.prepare(batch.to_pylist(), findings)
-            keys.extend(keys_of(done))
-            prepared.append(done if keep else [])
-        guard = CollisionGuard(redactor.key.secret, keys)
-        del keys
-        for n, batch in enumerate(table.to_batches(max_chunksize=batch_cases)):
-            rows = batch.to_pylist()
-            results = redactor.redact_many(rows, findings, guard, prepared[n] or None)
-            prepared[n] = []
-            for row, result in zip(rows, results, strict=True):
-                inventory.update(result.fields)
-                if result.row is not None:
-                    counts.update(result.counts)
-                    kept.append(result.row)
-                    continue
-                source = row.get("source") or {}
-                reasons[result.reason or "unknown"] += 1
-                quarantined.append(
-                    QuarantinedCase(
-                        case_id=result.case_id,
-                        reason=result.reason or "unknown",
-                        entity_types=result.entity_types,
-                        uri=source.get("uri"),
-                        position=source.get("position"),
-                        detail=result.detail,
-                    )
+    # every original key of the table first, so no pseudonym equals another original; a
+    # table of chosen cases (the flow's) keeps its scans, a whole canonical shard rescans
+    keep = table.num_rows <= KEEP_SCANS_ROWS
+    keys = []
+    prepared: list[list] = []
+    for batch in table.to_batches(max_chunksize=batch_cases):
+        done = redactor.prepare(batch.to_pylist(), findings)
+        keys.extend(keys_of(done))
+        prepared.append(done if keep else [])
+    guard = CollisionGuard(redactor.key.secret, keys)
+    del keys
+    for n, batch in enumerate(table.to_batches(max_chunksize=batch_cases)):
+        rows = batch.to_pylist()
+        results = redactor.redact_many(rows, findings, guard, prepared[n] or None)
+        prepared[n] = []
+        for row, result in zip(rows, results, strict=True):
+            inventory.update(result.fields)
+            if result.row is not None:
+                counts.update(result.counts)
+                kept.append(result.row)
+                continue
+            source = row.get("source") or {}
+            reasons[result.reason or "unknown"] += 1
+            quarantined.append(
+                QuarantinedCase(
+                    case_id=result.case_id,
+                    reason=result.reason or "unknown",
+                    entity_types=result.entity_types,
+                    uri=source.get("uri"),
+                    position=source.get("position"),
+                    detail=result.detail,
                 )
-    out = pa.Table.from_pylist(kept, schema=schema)
+            )
     return ShardRedactionResult(
-        table=out,
+        table=pa.Table.from_pylist(kept, schema=schema),
         quarantined=quarantined,
         entity_counts=counts,
         reasons=reasons,
         cases_in=table.num_rows,
-        seconds=time.perf_counter() - started,
         key_id=redactor.key_id,
         inventory=inventory,
     )

@@ -97,37 +97,52 @@ def case_slots(
     """A copied row, its rewritable slots (setters write into the copy) and its verbatim
     fields. ``key_columns`` are left to the caller (pseudonymised as keys)."""
     skip = set(key_columns) | SKIPPED
-    slots: list[tuple[Slot, Setter]] = []
-    verbatim: list[Verbatim] = []
+    walk = _SlotWalk()
+    out = dict(row)
+    for column, value in row.items():
+        if column in skip:
+            continue
+        walk.visit(out, column, value, column, column, column)
+    return out, walk.slots, walk.verbatim
 
-    def visit(container: Any, key: Any, value: Any, location: str, pattern: str, name: str) -> None:
+
+#: The values ``_SlotWalk.visit`` does something with (anything else is left as it is).
+_VISITED = (dict, list, str)
+
+
+class _SlotWalk:
+    """The recursive walk of ``case_slots``. A class, not nested closures: closures that call
+    each other form reference cycles holding every slot (and parsed JSON) of the case until the
+    cyclic GC runs, which redaction pauses for a whole shard."""
+
+    __slots__ = ("slots", "verbatim")
+
+    def __init__(self) -> None:
+        self.slots: list[tuple[Slot, Setter]] = []
+        self.verbatim: list[Verbatim] = []
+
+    def visit(
+        self, container: Any, key: Any, value: Any, location: str, pattern: str, name: str
+    ) -> None:
         if isinstance(value, dict):
             copy = dict(value)
             container[key] = copy
             for k, v in value.items():
-                walk_child(copy, k, v, f"{location}.{k}", f"{pattern}.{k}", k)
+                if isinstance(v, _VISITED):  # numbers, booleans, dates, None: nothing to do
+                    self.visit(copy, k, v, f"{location}.{k}", f"{pattern}.{k}", k)
         elif isinstance(value, list):
             copy_list = list(value)
             container[key] = copy_list
             for i, v in enumerate(value):
-                visit(copy_list, i, v, f"{location}[{i}]", pattern, name)
+                if isinstance(v, _VISITED):
+                    self.visit(copy_list, i, v, f"{location}[{i}]", pattern, name)
         elif isinstance(value, str) and value:
             shape = VERBATIM.get(pattern)
             if shape is not None and HASH_ID.match(value):
                 return  # a hash (case ids, prompt digests): nothing personal can be read from it
             if shape is not None:
-                verbatim.append(Verbatim(location, value, bool(shape.match(value))))
+                self.verbatim.append(Verbatim(location, value, bool(shape.match(value))))
             else:
-                slots.append(
+                self.slots.append(
                     (make_slot(location, value, name in JSON_FIELDS), _setter(container, key))
                 )
-
-    def walk_child(container: Any, key: Any, value: Any, location: str, pattern: str, name: str):
-        visit(container, key, value, location, pattern, name)
-
-    out = dict(row)
-    for column, value in row.items():
-        if column in skip:
-            continue
-        visit(out, column, value, column, column, column)
-    return out, slots, verbatim

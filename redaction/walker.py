@@ -56,15 +56,28 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DUPES: set[str] = set()
 
 
+#: First characters of a JSON text after JSON whitespace, for either parser (the standard one
+#: also reads ``NaN``, ``Infinity`` and ``-Infinity``): anything else fails both.
+_JSON_START = frozenset('{["-0123456789tfnNI')
+_JSON_SPACE = " \t\n\r"
+
+
 def parse_json(text: str) -> Any:
     """Parse JSON robustly: orjson first; numbers out of its range (``1e999``, 30-digit
     integers) fall back to the standard parser, which keeps them. Returns ``_NOT_JSON``."""
+    if text[:1] not in _JSON_START and text.lstrip(_JSON_SPACE)[:1] not in _JSON_START:
+        return _NOT_JSON  # cannot parse: spare both parsers building an exception
     try:
         parsed = orjson.loads(text)
     except orjson.JSONDecodeError:
         pass
     else:  # orjson keeps only the last of duplicate keys: count keys to know every one is seen
-        if not isinstance(parsed, dict | list) or _key_count(parsed) == _key_tokens(text):
+        if type(parsed) is not dict and type(parsed) is not list:
+            return parsed
+        keys = _key_count(parsed)
+        # every key token is followed by a colon outside strings: as many colons in all as keys
+        # parsed proves there was no duplicate without tokenising the text
+        if keys == text.count(":") or keys == _key_tokens(text):
             return parsed
     try:
         return json.loads(text, object_pairs_hook=_pairs)
@@ -82,11 +95,19 @@ def _key_tokens(text: str) -> int:
 
 
 def _key_count(value: Any) -> int:
-    if isinstance(value, dict):
-        return len(value) + sum(_key_count(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(_key_count(v) for v in value)
-    return 0
+    """Keys of every object in an orjson-parsed value (only exact dicts and lists)."""
+    count = 0
+    stack = [value]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is dict:
+            count += len(item)
+            push(item.values())
+        elif kind is list:
+            push(item)
+    return count
 
 
 def make_slot(location: str, text: str, json_expected: bool) -> Slot:
@@ -139,6 +160,55 @@ def iter_keys(value: Any) -> Iterator[str]:
         inner = nested_json(value)
         if inner is not None:
             yield from iter_keys(inner)
+
+
+def leaves_and_keys(value: Any) -> tuple[list[tuple[Path, Any]], list[str]]:
+    """``list(iter_leaves(value))`` and ``list(iter_keys(value))`` in one walk: each string
+    holding JSON is parsed once, not once per walk, and no generator chain is resumed per
+    level of nesting for every item."""
+    leaves: list[tuple[Path, Any]] = []
+    keys: list[str] = []
+    _collect(value, (), leaves, keys)
+    return leaves, keys
+
+
+def _collect(value: Any, path: Path, leaves: list[tuple[Path, Any]], keys: list[str]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            keys.append(k)
+            _collect(v, (*path, k), leaves, keys)
+    elif isinstance(value, list):
+        for v in value:
+            _collect(v, path, leaves, keys)
+    elif isinstance(value, str):
+        inner = nested_json(value)
+        if inner is None:
+            leaves.append((path, value))
+        else:
+            _collect(inner, path, leaves, keys)
+    elif isinstance(value, _NUMBER) and not isinstance(value, bool):
+        leaves.append((path, value))
+
+
+_NUMBER = (int, float)
+
+
+def strings_and_keys(value: Any, strings: list[str], keys: list[str]) -> None:
+    """Appends the string leaves of ``value`` (as ``iter_leaves`` finds them) to ``strings``
+    and its object keys (as ``iter_keys``) to ``keys``; no key paths are built."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            keys.append(k)
+            strings_and_keys(v, strings, keys)
+    elif isinstance(value, list):
+        for v in value:
+            strings_and_keys(v, strings, keys)
+    elif isinstance(value, str):
+        inner = nested_json(value)
+        if inner is None:
+            strings.append(value)
+        else:
+            strings_and_keys(inner, strings, keys)
 
 
 def _decode(token: str) -> str:

@@ -135,7 +135,12 @@ def run_command(
         str | None, typer.Option("--dask-address", help="Run shard tasks on this Dask scheduler.")
     ] = None,
     work_dir: Annotated[
-        Path | None, typer.Option("--work-dir", help="Intermediate files and cache folder.")
+        str | None,
+        typer.Option(
+            "--work-dir",
+            help="Intermediate files and cache: a folder, or an fsspec URL "
+            "(s3://bucket/golden-work) shared with Dask workers on other machines.",
+        ),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Publish even if nothing changed.")
@@ -173,7 +178,7 @@ def run_command(
             store_url=store,
             set_name=set_name,
             dask_address=dask_address,
-            work_dir=str(work_dir) if work_dir else None,
+            work_dir=work_dir or None,
             force=force,
             rebuild=rebuild,
             by_mtime=by_mtime,

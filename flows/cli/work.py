@@ -26,7 +26,7 @@ def prune_cmd(
         str, typer.Option("--older-than", help="Age cutoff: 7d, 36h, 90m, 2w.")
     ] = "7d",
     work_dir: Annotated[
-        Path | None, typer.Option("--work-dir", help="The work folder (default: run.work_dir).")
+        str | None, typer.Option("--work-dir", help="The work folder (default: run.work_dir).")
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="Pipeline config giving run.work_dir.")
@@ -53,6 +53,13 @@ def prune_cmd(
         except Exception as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
+    if "://" in str(work_dir) and not str(work_dir).startswith("file://"):
+        typer.echo(
+            f"error: {work_dir} is a URL: expire a remote work folder with the bucket's "
+            "lifecycle rule (docs/operating.md, 'Two machines')",
+            err=True,
+        )
+        raise typer.Exit(2)
     report = prune_older_than(Path(work_dir).resolve(), age, now=time.time(), dry_run=dry_run)
     verb = "would remove" if dry_run else "removed"
     for path in report.removed:

@@ -45,15 +45,29 @@ from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.parent import open_version
 from golden_distill.flows.tasks.run_stats import merge_published_stats, published_stats
+from golden_distill.flows.work_folder import WorkFolder
 
 
-def load_decisions(results: list[ShardResult]) -> pl.DataFrame:
+def work_of(locations: list[str], work: WorkFolder | None) -> WorkFolder:
+    """``work``, or the folder holding ``locations`` (client options from the environment
+    only): for callers that do not pass the run's work folder."""
+    if work is not None:
+        return work
+    return WorkFolder(WorkFolder.parent(locations[0]) if locations else ".")
+
+
+def load_decisions(results: list[ShardResult], work: WorkFolder | None = None) -> pl.DataFrame:
     """Every shard's per-case decisions (small columns only), as one frame."""
-    return pl.concat([pl.read_parquet(r.decisions_path) for r in results], how="diagonal_relaxed")
+    work = work_of([r.decisions_path for r in results], work)
+    frames = [work.read_frame(r.decisions_path) for r in results]
+    return pl.concat(frames, how="diagonal_relaxed")
 
 
 def batch_wide(
-    decisions: pl.DataFrame, results: list[ShardResult], config: PipelineConfig
+    decisions: pl.DataFrame,
+    results: list[ShardResult],
+    config: PipelineConfig,
+    work: WorkFolder | None = None,
 ) -> pl.DataFrame:
     """When a funnel compares cases with a batch-wide figure (a percentile of the whole batch),
     compute it once over every shard's decisions and re-score the rows the shards kept for it
@@ -63,13 +77,18 @@ def batch_wide(
         return decisions
     figures = figures_from(decisions, config.funnels)
     ids = decisions.filter(needs_rescore(decisions)).get_column("case_id")
-    rows = read_cases([r.candidates_path for r in results], config.funnels)
+    work = work_of([r.candidates_path for r in results], work)
+    with work.local_copies([r.candidates_path for r in results]) as files:
+        rows = read_cases(files, config.funnels)
     rows = rows.filter(pl.col("case_id").is_in(ids.implode()))
     return rescore(decisions, rows, config.funnels, figures)
 
 
-def load_signatures(results: list[ShardResult], kept: pl.Series) -> pl.DataFrame:
-    frames = [pl.read_parquet(r.signatures_path) for r in results]
+def load_signatures(
+    results: list[ShardResult], kept: pl.Series, work: WorkFolder | None = None
+) -> pl.DataFrame:
+    work = work_of([r.signatures_path for r in results], work)
+    frames = [work.read_frame(r.signatures_path) for r in results]
     return pl.concat(frames, how="vertical_relaxed").filter(pl.col("case_id").is_in(kept.implode()))
 
 
@@ -204,6 +223,7 @@ def write_publish_parts(
     carried: Iterable[pl.DataFrame] = (),
     splits: SplitsConfig | None = None,
     marks: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    work: WorkFolder | None = None,
 ) -> tuple[list[Path], dict[str, Any], set[str]]:
     """Write the representatives' redacted rows, with their cluster, as Parquet parts (one per
     redaction task, so memory holds one shard at a time), then the rows ``carried`` over from
@@ -211,7 +231,9 @@ def write_publish_parts(
 
     The parts go to ``publish_version`` as files, which it streams (bucketed by case id).
     A case id already written (the same record in two input files) is not written again.
+    ``redacted_paths`` are read through ``work`` (default: local files).
     """
+    work = work_of(redacted_paths, work)
     out_dir.mkdir(parents=True, exist_ok=True)
     ids = reps.get_column("case_id")
     written: set[str] = set()
@@ -226,7 +248,7 @@ def write_publish_parts(
         parts.append(part)
     for path in redacted_paths:
         frame = (
-            pl.scan_parquet(path)
+            work.scan_frame(path)
             .filter(pl.col("case_id").is_in(ids.implode()))
             .drop([c for c in reps.columns if c != "case_id"], strict=False)
             .collect()

@@ -125,7 +125,7 @@ def _run_publish(job: PublishJob) -> PublishOutcome:
             reused=True,
             why=SAME_INPUTS,
         )
-    parts_dir = resolved.work_dir / "publish" / uuid.uuid4().hex
+    parts_dir = resolved.work.local_state() / "publish" / uuid.uuid4().hex
     try:
         return _publish_parts(job, parts_dir)
     finally:
@@ -148,6 +148,7 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
             carried,
             resolved.config.curation.splits,
             marks=selection.review_marks,
+            work=resolved.work,
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None

@@ -22,9 +22,9 @@ from golden_distill.datasets.quarantine import Quarantine
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
-from golden_distill.flows.tasks.shard import check_same_code, fresh_dir
+from golden_distill.flows.tasks.shard import check_same_code
 from golden_distill.flows.timing import StageClock
-from golden_distill.flows.workdir import make_private
+from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
 from golden_distill.redaction.inventory import to_nested
 from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
 
@@ -95,14 +95,20 @@ def redact_candidates(
 
 def _run(job: RedactJob) -> RedactResult:
     check_same_code(job.pipeline_version, job.label)
+    work = work_folder(job.config)
+    with work.staged(job.out_dir) as stage:  # a remote work folder: uploaded at the end
+        return _redact(job, work, stage)
+
+
+def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
     started = time.perf_counter()
-    out = fresh_dir(Path(job.out_dir))
+    out = stage.path
     timed = StageClock(where=job.label).call
     ids = pl.Series(list(job.case_ids), dtype=pl.String)
     chosen = timed(
         "redact",
         lambda: (
-            pl.scan_parquet(job.candidates_path)
+            work.scan_frame(job.candidates_path)
             .filter(pl.col("case_id").is_in(ids.implode()))
             .collect()
             .to_arrow()
@@ -110,7 +116,7 @@ def _run(job: RedactJob) -> RedactResult:
     )
     quarantine_path = out / "quarantine.jsonl"
     quarantine_path.touch(mode=0o600)  # present even when empty: cached results check files
-    make_private(out, [quarantine_path], stop_at=out.parent)
+    work.make_private(out, [quarantine_path], stop_at=out.parent)
     redacted, quarantined, stats = timed(
         "redact", redact_candidates, chosen, job.config, quarantine_path, job.key_id
     )
@@ -121,8 +127,8 @@ def _run(job: RedactJob) -> RedactResult:
         index=job.index,
         label=job.label,
         cache_key=job.cache_key,
-        redacted_path=str(redacted_path),
-        quarantine_path=str(quarantine_path),
+        redacted_path=stage.location(redacted_path),
+        quarantine_path=stage.location(quarantine_path),
         quarantined=quarantined,
         stats=stats,
         seconds=time.perf_counter() - started,

@@ -26,6 +26,7 @@ from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks import global_steps
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.parent import incremental_parent, load_parent
+from golden_distill.flows.work_folder import WorkFolder
 
 
 @dataclass
@@ -197,7 +198,10 @@ def select_cases(
     skips the global dedup too."""
     config = resolved.config
     try:
-        decisions = global_steps.batch_wide(global_steps.load_decisions(results), results, config)
+        work = resolved.work
+        decisions = global_steps.batch_wide(
+            global_steps.load_decisions(results, work), results, config, work
+        )
     except Exception as exc:
         raise StageError("select", describe(exc)) from None
     try:
@@ -207,7 +211,7 @@ def select_cases(
         raise StageError("select", f"reading the previous version: {describe(exc)}") from None
     try:
         if parent is None:
-            return _from_sources(results, config, decisions)
+            return _from_sources(results, config, decisions, work)
         kept, quota_stats = global_steps.quota_kept(decisions, config)
         return _grow(results, config, kept, quota_stats, parent, resolved)
     except StageError:
@@ -217,12 +221,12 @@ def select_cases(
 
 
 def _from_sources(
-    results: list[ShardResult], config: PipelineConfig, decisions: pl.DataFrame
+    results: list[ShardResult], config: PipelineConfig, decisions: pl.DataFrame, work: WorkFolder
 ) -> Selection:
     """Cluster every candidate, one representative per cluster, then the quotas over those."""
     candidates = decisions.filter(pl.col("candidate")).get_column("case_id")
     signatures = global_steps.with_decided_scores(
-        global_steps.load_signatures(results, candidates), decisions
+        global_steps.load_signatures(results, candidates, work), decisions
     )
     clusters, dedup_stats = global_steps.deduplicate(signatures, config)
     chosen = global_steps.choose(decisions, clusters, config, set())
@@ -252,7 +256,7 @@ def _grow(
     if parent.clusters is not None:
         known |= set(parent.clusters.get_column("case_id").to_list())
     new = kept.filter(~kept.is_in(pl.Series(list(known), dtype=pl.String).implode()))
-    signatures = global_steps.load_signatures(results, new)
+    signatures = global_steps.load_signatures(results, new, resolved.work)
     seen = signatures.select("case_id", "recorded_at")
     attached = None
     if config.dedup.enabled and parent.signatures is not None:

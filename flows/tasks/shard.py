@@ -30,7 +30,7 @@ from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError
 from golden_distill.flows.tasks.jobs import ShardJob, ShardResult
 from golden_distill.flows.timing import StageClock
-from golden_distill.flows.workdir import make_private
+from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
 
 
 def check_same_code(expected: str, label: str) -> None:
@@ -43,14 +43,6 @@ def check_same_code(expected: str, label: str) -> None:
             f"shard {label}: this worker runs pipeline {here}, the flow {expected}; "
             "deploy the same code to every worker",
         )
-
-
-def fresh_dir(path: Path) -> Path:
-    """An empty folder (leftovers of an interrupted attempt are removed)."""
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
-    return path
 
 
 def read_shard(job: ShardJob, canonical_dir: Path) -> tuple[pa.Table, dict[str, Any]]:
@@ -148,7 +140,13 @@ def dedup_signatures(candidates: pa.Table, config: PipelineConfig) -> pa.Table:
 
 def _run(job: ShardJob) -> ShardResult:
     check_same_code(job.pipeline_version, job.shard.label)
-    out = fresh_dir(Path(job.out_dir))
+    work = work_folder(job.config)
+    with work.staged(job.out_dir) as stage:  # a remote work folder: uploaded at the end
+        return _process(job, work, stage)
+
+
+def _process(job: ShardJob, work: WorkFolder, stage: Staged) -> ShardResult:
+    out = stage.path
     canonical = out / "canonical"
     clock = StageClock(where=job.shard.label)
     timed = clock.call
@@ -172,17 +170,17 @@ def _run(job: ShardJob) -> ShardResult:
     timed("write", decisions.write_parquet, decisions_path)
     timed("write", pq.write_table, sigs, signatures_path)
     paths = [candidates_path, decisions_path, signatures_path, quarantine_path]
-    make_private(out, paths, stop_at=out.parent.parent)
+    work.make_private(out, paths, stop_at=out.parent.parent)
     # The canonical copy of the whole shard is not needed again: only candidates are kept.
     shutil.rmtree(canonical, ignore_errors=True)
     return ShardResult(
         index=job.index,
         label=job.shard.label,
         cache_key=job.cache_key,
-        candidates_path=str(candidates_path),
-        signatures_path=str(signatures_path),
-        decisions_path=str(decisions_path),
-        quarantine_path=str(quarantine_path),
+        candidates_path=stage.location(candidates_path),
+        signatures_path=stage.location(signatures_path),
+        decisions_path=stage.location(decisions_path),
+        quarantine_path=stage.location(quarantine_path),
         stats=stats,
         seconds=clock.seconds,
     )
@@ -199,9 +197,9 @@ def process_shard(job: ShardJob) -> ShardResult:
     return _run(job)
 
 
-def outputs_present(result: Any) -> bool:
+def outputs_present(result: Any, work: WorkFolder) -> bool:
     """A cached result is only usable while the files it names still exist."""
     names = ("candidates_path", "quarantine_path", "decisions_path", "signatures_path",
              "redacted_path")  # fmt: skip
     paths = [getattr(result, n) for n in names if getattr(result, n, None)]
-    return all(Path(p).exists() for p in paths)
+    return all(work.exists(p) for p in paths)

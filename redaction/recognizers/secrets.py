@@ -31,7 +31,7 @@ from detect_secrets.plugins.high_entropy_strings import (
 from detect_secrets.plugins.private_key import PrivateKeyDetector
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 
-from golden_distill.redaction.recognizers.base import RecognizerSpec
+from golden_distill.redaction.recognizers.base import AnyOf, Keywords, RecognizerSpec
 
 ENTITY = "SECRET"
 #: detect-secrets plugins not used: a public IP is personal data (``ip_address``), not a secret.
@@ -60,10 +60,16 @@ _CONTEXT_PATTERNS = (
 )
 #: Unquoted tokens judged by detect-secrets' entropy limits (letters and digits mixed).
 _ENTROPY_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{20,}")
+_WORDS = ("key", "secret", "token", "pass", "pwd", "auth", "bearer", "basic", "credential")
+_WORDS += ("xox", "sk_", "密码", "口令")
 #: A long run may not start right after "<": value tokens (<EMAIL_ADDRESS_1a2b3c4d>) are ours.
-_PREFILTER = re.compile(
-    r"(?<![<A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{16,}|://|-----BEGIN"
-    r"|(?i:key|secret|token|pass|pwd|auth|bearer|basic|credential|xox|sk_|密码|口令)"
+#: The words are matched case-insensitively (as ``(?i:key|secret|...)`` was, at a quarter of
+#: the cost).
+_PREFILTER = AnyOf(
+    re.compile(r"(?<![<A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{16,}"),
+    "://",
+    "-----BEGIN",
+    Keywords(*_WORDS),
 )
 
 

@@ -137,7 +137,7 @@ def test_scrubbing_error_quarantines_instead_of_publishing_raw(
 ) -> None:
     broken = Redactor(config, key)
 
-    def boom(texts: list[str], threshold: float) -> dict:
+    def boom(texts: list[str], threshold: float, *_: object) -> dict:
         raise RuntimeError(f"analyzer exploded on {texts[0]}")
 
     monkeypatch.setattr(broken.analyzer, "analyze_many", boom)

@@ -10,21 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+import s3_server
 
 FACTORY_PATH = Path(__file__).with_name("factory.py")
 
@@ -63,59 +56,7 @@ class StoreTarget:
         return args
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_for(url: str, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=1).close()
-            return True
-        except OSError:
-            time.sleep(0.2)
-    return False
-
-
-def _unavailable(message: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"S3 server unavailable in CI: {message}")
-    pytest.skip(f"S3 server unavailable: {message}")
-
-
-@pytest.fixture(scope="session")
-def s3_endpoint() -> Iterator[str]:
-    given = os.environ.get("GOLDEN_TEST_S3_ENDPOINT")
-    if given:
-        if not _wait_for(given, 10):
-            _unavailable(f"{given} does not answer")
-        yield given
-        return
-    exe = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or shutil.which(
-        "moto_server"
-    )
-    if exe is None:
-        _unavailable("moto_server is not installed")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [exe, "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        if not _wait_for(url, 60):
-            _unavailable(f"moto_server did not answer on {url}")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+s3_endpoint = s3_server.s3_endpoint  # the session's S3 server (tests/support)
 
 
 def s3_options(endpoint: str) -> dict[str, Any]:
