@@ -35,7 +35,7 @@ from golden_distill.flows.tasks.global_steps import (
 )
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
 from golden_distill.flows.tasks.publish import PublishJob, best_effort, inputs_sha256
-from golden_distill.flows.tasks.redact import redact_cache_key, redact_shard
+from golden_distill.flows.tasks.redact import collision_redo_jobs, redact_cache_key, redact_shard
 from golden_distill.flows.tasks.select import Selection, parent_key, selection_cache_key
 from golden_distill.flows.tasks.shard import process_shard
 from golden_distill.flows.timing import StageClock
@@ -95,11 +95,13 @@ def _redact_selection(
     redacted: list[RedactResult] = []
     done: set[str] = set()
     cached = 0
+    all_jobs: list[RedactJob] = []
     for round_no in range(MAX_REDACTION_ROUNDS):
         ids = selection.new_representative_ids()
         jobs = _redact_jobs(prepared, results, ids, done, round_no)
         if not jobs:
             break
+        all_jobs.extend(jobs)
         for job in jobs:
             done.update(job.case_ids)
         found, hits = engine.map(redact_shard, jobs, "redact_done", "redact")
@@ -110,6 +112,16 @@ def _redact_selection(
             break
         logger.info("redaction refused %d case(s): choosing replacements", len(refused))
         selection.exclude(refused, resolved.config)
+    # run-wide: a pseudonym equal to another shard's original -> that shard is redone
+    redo = collision_redo_jobs(all_jobs, redacted)
+    if redo:
+        logger.info("pseudonym collisions across shards: redoing %d redaction(s)", len(redo))
+        found, hits = engine.map(redact_shard, redo, "redact_done", "redact")
+        cached += hits
+        first = {r.index: r for r in redacted}
+        for i, result in found.items():
+            result.superseded = (first[i].cache_key, first[i].redacted_path)
+        redacted = [r for r in redacted if r.index not in found] + [found[i] for i in sorted(found)]
     return redacted, cached
 
 
@@ -246,6 +258,9 @@ def _prune_work(
     keep_keys = {job.cache_key for job in jobs if job.cache_key}
     keep_keys |= {select_key} if select_key else set()
     keep_keys |= {r.cache_key for r in redacted if r.cache_key}
+    old = [r.superseded for r in redacted if r.superseded]  # first passes of collision redos
+    keep_dirs |= {work.name(work.parent(path)) for _, path in old}
+    keep_keys |= {key for key, _ in old if key}
     removed = prune(work.join("shards"), run.results_location(), keep_dirs, keep_keys, work)
     logger.info("work dir: removed %d stale folder(s)/result(s)", removed)
 

@@ -29,6 +29,7 @@ KNOWN_RECOGNIZERS: tuple[str, ...] = (
     "phone_shape",
     "street_address",
     "ssn_passport",
+    "bare_name",
 )
 
 #: Recognizers replaced by the detect-secrets ruleset (``secrets``); old configs still load.

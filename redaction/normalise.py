@@ -9,9 +9,11 @@ full-width card keeps no last digit behind).
 
 Layers, each a function ``str -> (str, Mapping)``; their mappings compose:
 
-1. escapes and compatibility forms: URL ``%XX`` runs, HTML entities, literal ``\\uXXXX``, NFKC of
-   full-width forms, dashes and other digit scripts (other text, e.g. Chinese, is left as it
-   is: it would only be analyzed twice for nothing), format characters removed;
+1. escapes and compatibility forms: URL ``%XX`` runs, HTML entities, literal ``\\uXXXX``, full
+   NFKC of every character it changes (ligatures, circled and superscript digits, full-width
+   letters and digits, compatibility ideographs...; only full-width CJK punctuation is left as
+   it is, so ordinary Chinese text is not analyzed twice for nothing), dashes and other digit
+   scripts, format characters removed;
 2. base64 / base64url runs (16+ characters) that decode to printable UTF-8 text are decoded and
    appended (each decoded piece maps to its whole run), then normalised once more;
 3. "name at domain dot com" becomes an address;
@@ -31,22 +33,69 @@ import urllib.parse
 from bisect import bisect_right
 from dataclasses import dataclass
 
-#: Non-ASCII characters that matter for detection: full-width letters, digits, @ % + - . _,
-#: dashes, other digit scripts, format characters (everything else, e.g. Chinese text and its
-#: full-width punctuation, is left as it is).
+#: Full-width punctuation of Chinese and Japanese text that NFKC would turn into ASCII
+#: punctuation (，：；！？（）...) and the ellipsis "…": left as they are, so ordinary Chinese
+#: text and chat text are not analyzed twice for nothing (no recognizer needs them as ASCII).
+#: Full-width @ % + - . _ are normalised.
+_CJK_PUNCTUATION = frozenset(
+    chr(c)
+    for c in (
+        *range(0xFF01, 0xFF10),
+        *range(0xFF1A, 0xFF20),
+        *range(0xFF3B, 0xFF41),
+        *range(0xFF5B, 0xFF66),
+    )
+    if chr(c) not in "\uff05\uff0b\uff0d\uff0e\uff3f"
+) | frozenset("\u2024\u2025\u2026")  # dot leaders and the ellipsis: common, and only dots
+_FORMAT_CHARS = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"
+
+
+def _nfkc_class(alnum_only: bool = False) -> str:
+    """A regex class of every character NFKC changes (ligatures, circled and superscript
+    digits, full-width forms, other digit scripts' compatibility forms, ...), as ranges;
+    ``alnum_only``: only those that become letters and digits (parts of a token)."""
+    points = []
+    for c in range(0x80, 0x30000):
+        norm = unicodedata.normalize("NFKC", chr(c))
+        if norm == chr(c) or chr(c) in _CJK_PUNCTUATION:
+            continue
+        if not alnum_only or norm.isalnum():
+            points.append(c)
+    ranges: list[tuple[int, int]] = []
+    for c in points:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1] = (ranges[-1][0], c)
+        else:
+            ranges.append((c, c))
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
+    )
+
+
+#: Non-ASCII characters that matter for detection: everything NFKC changes (but the CJK
+#: punctuation above), other digit scripts, dashes, format characters.
 _COMPAT = (
-    "\uff05\uff0b\uff0d\uff0e\uff10-\uff19\uff20-\uff3a\uff3f\uff41-\uff5a\u2010-\u2015\u2212\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-    "\ufeff\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u3000"
+    _nfkc_class()
+    + "\u2010-\u2015\u2212\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u3000"
+    + _FORMAT_CHARS
 )
-_TRIGGER = re.compile(
-    rf"[{_COMPAT}]|%[0-9A-Fa-f]{{2}}|&#?[A-Za-z0-9]+;|\\u[0-9a-fA-F]{{4}}"
-    r"|\d[ .\-]\d|[A-Za-z0-9+/_\-]{16,}|\s(?:at|dot|\[at\]|\(at\))\s",
-    re.IGNORECASE,
+_ESCAPES = r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{4})+"
+#: What makes normalising worth it in ASCII text (a non-ASCII text is also checked for
+#: ``_COMPAT_CHAR``: a search with that large class costs more, and ASCII text cannot match it).
+_TRIGGER_ASCII = re.compile(
+    _ESCAPES + r"|\d[ .\-]\d|[A-Za-z0-9+/_\-]{16,}|\s(?:at|dot|\[at\]|\(at\))\s", re.IGNORECASE
 )
-_SPECIAL = re.compile(
-    rf"(?:%[0-9A-Fa-f]{{2}})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{{4}})+|[{_COMPAT}]+"
-)
-_FORMAT = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+_COMPAT_CHAR = re.compile(f"[{_COMPAT}]")
+_SPECIAL_ASCII = re.compile(_ESCAPES)
+_SPECIAL = re.compile(f"{_ESCAPES}|[{_COMPAT}]+")
+
+
+def _special(text: str) -> re.Pattern[str]:
+    return _SPECIAL_ASCII if text.isascii() else _SPECIAL
+
+
+_FORMAT = re.compile(f"[{_FORMAT_CHARS}]")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{16,}={0,2}")
 _AT_DOT = re.compile(
     r"([A-Za-z0-9._%+\-]+)\s+(?:at|\[at\]|\(at\))\s+([A-Za-z0-9\-]+)"
@@ -59,9 +108,7 @@ _DOT_WORD = re.compile(r"\s+(?:dot|\[dot\]|\(dot\))\s+", re.IGNORECASE)
 _DIGIT_RUN = re.compile(r"\d(?:[ .\-\u00a0]?\d){6,}")
 _DIGIT_SEP = re.compile(r"[ .\-\u00a0]")
 #: Characters a mapped-back span is widened over: the token the finding sits in.
-_TOKEN_CHAR = re.compile(
-    r"[A-Za-z0-9\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff0d\u200b-\u200f\u2060]"
-)
+_TOKEN_CHAR = re.compile(f"[A-Za-z0-9{_nfkc_class(alnum_only=True)}\\uff0d\\u200b-\\u200f\\u2060]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +164,7 @@ def _decode_special(token: str) -> str:
 def _escapes(text: str) -> tuple[str, Mapping]:
     b = _Builder()
     cursor = 0
-    for m in _SPECIAL.finditer(text):
+    for m in _special(text).finditer(text):
         b.add(text[cursor : m.start()], cursor, m.start(), True)
         token = m.group(0)
         if token[0] in "%&\\":
@@ -224,18 +271,18 @@ _DIGIT_SPLIT = re.compile(r"\d(?:[ .\-\u00a0]\d+){3,}")
 def normalise(text: str) -> Normalised | None:
     """The normalised form of ``text``, or ``None`` when normalising changes nothing. Each
     layer runs only when its own pattern is present."""
-    if not _TRIGGER.search(text):
+    if not _TRIGGER_ASCII.search(text) and (text.isascii() or not _COMPAT_CHAR.search(text)):
         return None
     current = text
     maps: list[Mapping] = []
     layers = (
-        (_SPECIAL, _escapes),
-        (_B64_RUN, _base64),
-        (_AT_DOT, lambda t: _sub_layer(t, _AT_DOT, _at_dot)),
-        (_DIGIT_SPLIT, lambda t: _sub_layer(t, _DIGIT_RUN, _digits)),
+        (lambda t: _special(t).search(t), _escapes),
+        (_B64_RUN.search, _base64),
+        (_AT_DOT.search, lambda t: _sub_layer(t, _AT_DOT, _at_dot)),
+        (_DIGIT_SPLIT.search, lambda t: _sub_layer(t, _DIGIT_RUN, _digits)),
     )
-    for pattern, layer in layers:
-        if not pattern.search(current):
+    for present, layer in layers:
+        if not present(current):
             continue
         new, mapping = layer(current)
         if new != current:

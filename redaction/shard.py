@@ -23,6 +23,7 @@ import pyarrow as pa
 from golden_distill.datasets.quarantine import QuarantineEntry
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.redaction.collisions import CollisionGuard
+from golden_distill.redaction.key_digests import KeyDigests, RunKeys
 from golden_distill.redaction.redactor import STAGE, Redactor, keys_of
 
 DEFAULT_BATCH_CASES = 1_000
@@ -92,6 +93,8 @@ class ShardRedactionResult:
     key_id: str = ""
     #: field inventory (``inventory.py``): (tool, path, handling) -> count, never values
     inventory: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    #: keyed digests of the table's keys and pseudonyms, for the run-wide collision check
+    key_digests: KeyDigests | None = None
 
     @property
     def cases_out(self) -> int:
@@ -108,20 +111,27 @@ def output_schema(schema: pa.Schema) -> pa.Schema:
 
 
 def redact_table(
-    table: pa.Table, redactor: Redactor, *, batch_cases: int = DEFAULT_BATCH_CASES
+    table: pa.Table,
+    redactor: Redactor,
+    *,
+    batch_cases: int = DEFAULT_BATCH_CASES,
+    run_keys: RunKeys | None = None,
 ) -> ShardRedactionResult:
-    """Redact every case of ``table``; quarantined cases are dropped from the output table."""
+    """Redact every case of ``table``; quarantined cases are dropped from the output table.
+    ``run_keys``: the run's key digests, when the run-wide collision check asks for a redo."""
     started = time.perf_counter()
     with _gc_paused():
         # the work is a function of its own so that everything it built (scans, the findings
         # cache, row dicts) is freed by reference counting while the GC is still paused: the
         # first collection after the pause walks every object allocated during it that lives
-        done = _redact_batches(table, redactor, batch_cases)
+        done = _redact_batches(table, redactor, batch_cases, run_keys)
     done.seconds = time.perf_counter() - started
     return done
 
 
-def _redact_batches(table: pa.Table, redactor: Redactor, batch_cases: int) -> ShardRedactionResult:
+def _redact_batches(
+    table: pa.Table, redactor: Redactor, batch_cases: int, run_keys: RunKeys | None = None
+) -> ShardRedactionResult:
     schema = output_schema(table.schema)
     kept: list[dict] = []
     quarantined: list[QuarantinedCase] = []
@@ -138,7 +148,7 @@ def _redact_batches(table: pa.Table, redactor: Redactor, batch_cases: int) -> Sh
         done = redactor.prepare(batch.to_pylist(), findings)
         keys.extend(keys_of(done))
         prepared.append(done if keep else [])
-    guard = CollisionGuard(redactor.key.secret, keys)
+    guard = CollisionGuard(redactor.key.secret, keys, run_keys)
     del keys
     for n, batch in enumerate(table.to_batches(max_chunksize=batch_cases)):
         rows = batch.to_pylist()
@@ -170,4 +180,5 @@ def _redact_batches(table: pa.Table, redactor: Redactor, batch_cases: int) -> Sh
         cases_in=table.num_rows,
         key_id=redactor.key_id,
         inventory=inventory,
+        key_digests=guard.digests,
     )

@@ -7,9 +7,14 @@
   else the tool's next unaligned recording); ids and amounts must be equal (after the stage-2
   normal form), query-like text similar (rapidfuzz ratio >= threshold).
 * Layer 3, outcome: the final state equals the expected one (``expected.final_state``, else the
-  recorded final state); intent and answer compared too: the answer facts the recorded answer
-  held must still be in the new answer (facts the recording missed are not a regression), and
-  without facts the answer must stay similar to the recorded one.
+  recorded final state); where ``expected.actions`` say which writes the case must make, the
+  replay's successful writes are checked against them (``expected_actions``: an expected write
+  the recording made and the replay does not is ``missing_call``, an unexpected write the
+  recording did not make ``extra_call``; one row per write: a write layers 1-2 already reported
+  gets that row's detail extended), and the case converges only when both hold; intent and
+  answer compared too: the answer facts the recorded answer held must still be in the new answer
+  (facts the recording missed are not a regression), and without facts the answer must stay
+  similar to the recorded one.
 """
 
 from __future__ import annotations
@@ -25,6 +30,11 @@ from golden_distill.datasets.case import Case, Step
 from golden_distill.datasets.replay.config import ReplayConfig
 from golden_distill.datasets.replay.contract import AgentResult
 from golden_distill.datasets.replay.diffs import Diff, severity_of
+from golden_distill.datasets.replay.expected_actions import (
+    ActionCheck,
+    check_expected_actions,
+    checks_actions,
+)
 from golden_distill.datasets.replay.normalise import Normaliser
 from golden_distill.datasets.replay.stubs import ESCAPE, EXACT, ServedCall, VirtualTools, parse_json
 
@@ -71,17 +81,21 @@ class CaseAsserter:
         log = tools.log
         check.recorded_calls, check.replayed_calls = len(baseline), len(log)
 
-        def add(kind: str, detail: str, *, write: bool = False, **sides: Any) -> None:
+        def add(kind: str, detail: str, *, write: bool = False, **sides: Any) -> Diff:
             severity = severity_of(kind, write, self.config.severity)
-            check.diffs.append(
-                Diff(case.case_id, case.trace_id, kind, detail, severity, write, **sides)
-            )
+            diff = Diff(case.case_id, case.trace_id, kind, detail, severity, write, **sides)
+            check.diffs.append(diff)
+            return diff
 
+        with_actions = checks_actions(case.expected)
         if _as_recorded(baseline, log):  # every call exact, once, in recorded order
             check.aligned = check.aligned_equal = len(log)
-            self._outcome(case, result, agent_error, check, add)
+            # the recorded writes again, served as recorded: the expected actions fare the same
+            self._outcome(case, result, agent_error, check, add, with_actions)
             self._tokens(case, result, check)
             return check
+        step_rows: dict[int, Diff] = {}  # recorded seq -> its layer 1-2 row
+        call_rows: dict[int, Diff] = {}  # replayed call index -> its layer 1-2 row
         pairs, missing, extra = _align(baseline, log)
         # layer 1: coverage, extra calls, escapes, write order, call ratio
         for call in log:
@@ -91,10 +105,12 @@ class CaseAsserter:
                     replayed=show_call(call.name, call.arguments))  # fmt: skip
         for step in missing:
             write = tools.is_write(step.name)
-            add("missing_call", f"{step.name} (recorded step {step.seq}) was never called",
+            step_rows[step.seq] = add(
+                "missing_call", f"{step.name} (recorded step {step.seq}) was never called",
                 write=write, recorded=show_call(step.name, parse_json(step.arguments)))  # fmt: skip
         for call in extra:
-            add("extra_call", f"{call.name} (call {call.index + 1}) has no recorded counterpart",
+            call_rows[call.index] = add(
+                "extra_call", f"{call.name} (call {call.index + 1}) has no recorded counterpart",
                 write=call.is_write, replayed=show_call(call.name, call.arguments))  # fmt: skip
         # write order: the replayed writes (as the recorded calls they align with) must be a
         # subsequence of the recorded writes; identical calls are interchangeable, and a write
@@ -120,7 +136,8 @@ class CaseAsserter:
             exact = call.recorded_seq == step.seq and call.match == EXACT
             differing = [] if exact else self.param_differences(step, call, tools.volatile)
             if differing:
-                add("tool_param_diff", f"{step.name}: {', '.join(differing)} differ",
+                step_rows[step.seq] = call_rows[call.index] = add(
+                    "tool_param_diff", f"{step.name}: {', '.join(differing)} differ",
                     write=call.is_write,
                     recorded=show_call(step.name, parse_json(step.arguments)),
                     replayed=show_call(call.name, call.arguments))  # fmt: skip
@@ -129,10 +146,55 @@ class CaseAsserter:
             if call.recorded_seq != step.seq and call.response != step.response:
                 add("tool_output_diff", f"{step.name}: served {call.match} response",
                     recorded=step.response, replayed=call.response)  # fmt: skip
-        # layer 3: outcome
-        self._outcome(case, result, agent_error, check, add)
+        # layer 3: outcome (expected writes, final state, intent, answer)
+        actions = None
+        if with_actions:
+            actions = check_expected_actions(
+                case.expected, baseline, log, tools.is_write, self.normaliser, tools.volatile
+            )
+            aligned = {step.seq: call for step, call in pairs}
+            self._action_rows(actions, step_rows, call_rows, aligned, add)
+        self._outcome(case, result, agent_error, check, add, with_actions, actions)
         self._tokens(case, result, check)
         return check
+
+    @staticmethod
+    def _action_rows(
+        actions: ActionCheck,
+        step_rows: dict[int, Diff],
+        call_rows: dict[int, Diff],
+        aligned: dict[int, ServedCall],
+        add: Any,
+    ) -> None:
+        """One row per expected-write difference; a write layers 1-2 already reported (never
+        made, made with other parameters, made with no recorded counterpart) keeps its row,
+        which says what the write was expected to do. An expected write made in the recording's
+        place but with other key arguments (which layer 2 forgave) is one ``tool_param_diff``."""
+        extra = {call.index: call for call in actions.extra}
+        for action, step in actions.missing:
+            row = step_rows.get(step.seq)
+            expected_call = show_call(action.name, parse_json(action.arguments))
+            call = aligned.get(step.seq)
+            if row is not None:
+                row.detail += "; an expected action"
+            elif call is not None and extra.pop(call.index, None) is not None:
+                add("tool_param_diff", f"{action.name}: key arguments of an expected action "
+                    "differ", write=True, recorded=expected_call,
+                    replayed=show_call(call.name, call.arguments))  # fmt: skip
+            else:
+                add("missing_call", f"expected action {action.name} not made", write=True,
+                    recorded=expected_call)  # fmt: skip
+        for call in extra.values():
+            row = call_rows.get(call.index)
+            if row is not None:
+                row.detail += "; not an expected action"
+            else:
+                add("extra_call", f"{call.name} (call {call.index + 1}) is not an expected action",
+                    write=True, replayed=show_call(call.name, call.arguments))  # fmt: skip
+        for index in actions.newly_met:
+            row = call_rows.get(index)
+            if row is not None:
+                row.detail += "; meets an expected action the recording missed"
 
     @staticmethod
     def _tokens(case: Case, result: AgentResult | None, check: CaseCheck) -> None:
@@ -181,10 +243,15 @@ class CaseAsserter:
         agent_error: str | None,
         check: CaseCheck,
         add: Any,
+        with_actions: bool = False,
+        actions: ActionCheck | None = None,
     ) -> None:
         expected = case.expected
         state = expected.final_state if expected and expected.final_state else None
         state = state or case.outcome.final_state
+        if with_actions:  # the expected writes are the final state's other half (tau-bench's)
+            check.final_state_checked = True
+            check.final_state_ok = actions is None or actions.ok
         if state is not None or agent_error is not None:
             check.final_state_checked = True
             got = None if result is None else result.final_state
@@ -196,6 +263,8 @@ class CaseAsserter:
             return
         if result.intent is not None and case.intent.name and result.intent != case.intent.name:
             add("intent_diff", "intent differs", recorded=case.intent.name, replayed=result.intent)
+        if result.answer == case.outcome.answer_text:  # holds every fact the recording held
+            return
         threshold = self.config.assertions.answer_similarity
         answer = (result.answer or "").casefold()
         # a regression gate: the facts the recorded answer held must still be there

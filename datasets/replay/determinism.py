@@ -2,17 +2,20 @@
 
 The clock (``time-machine``) is frozen at the case's recorded time and moves forward by a fixed
 tick on every tool call, so ``datetime.now()``/``time.time()`` read the same values on every
-replay. ``random``'s global generator is seeded from the case id, and ``uuid.uuid4`` and the
-``secrets`` functions draw from a generator seeded the same way. All of this is process-global
-(module attributes and the clock), which is why parallel replay uses processes, not threads.
-Agents should call ``uuid.uuid4()`` / ``secrets.token_hex()`` through their modules (a name
-imported with ``from uuid import uuid4`` before the replay keeps the real function).
+replay. The tick is read, not pushed: the traveller's reading adds one tick per call the case's
+stubs have counted so far (``VirtualTools.calls``), so a tool call costs a counter increment
+instead of a clock shift, and the readings are those of shifting on every call. ``random``'s
+global generator is seeded from the case id, and ``uuid.uuid4`` and the ``secrets`` functions
+draw from a generator seeded the same way. All of this is process-global (module attributes and
+the clock), which is why parallel replay uses processes, not threads. Agents should call
+``uuid.uuid4()`` / ``secrets.token_hex()`` through their modules (a name imported with
+``from uuid import uuid4`` before the replay keeps the real function).
 """
 
 from __future__ import annotations
 
+import _random
 import base64
-import functools
 import hashlib
 import random
 import secrets
@@ -27,7 +30,23 @@ import time_machine
 
 #: When a case has no recorded time, the clock starts here (still the same on every replay).
 FALLBACK_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+#: The generator ``random.random()``, ``random.choice()``... draw from (reseeded per case).
+_global_random: random.Random = random.seed.__self__  # type: ignore[assignment]
+_seed = _random.Random.seed
 _SECRETS = ("token_bytes", "token_hex", "token_urlsafe", "randbits", "randbelow", "choice")
+
+
+class _CaseClock(time_machine.Traveller):
+    """time-machine's traveller (its C hooks read every patched clock through ``time_ns``),
+    reading the frozen time plus one tick per tool call counted by the case's stubs."""
+
+    tick_ns: int = 0
+    tools: Any = None  # the case's VirtualTools (``calls``: the tool calls made so far)
+
+    def time_ns(self) -> int:
+        base: int = time_machine.Traveller.time_ns(self)
+        tools = self.tools
+        return base if tools is None else base + self.tick_ns * tools.calls
 
 
 def case_seed(case_id: str) -> int:
@@ -79,7 +98,6 @@ class Determinism:
         #: ``uuid4``/``secrets`` call: most cases draw nothing, and a seed costs as much as
         #: a tool call; the draws are the same as with eager seeding)
         self._pending_seed: int | None = None
-        self.tick: Callable[[], None] | None = None  # the clock's tick, once started
         self._travel: Any = None
         self._saved: dict[str, Any] = {}
         self._random_state: Any = None
@@ -100,26 +118,27 @@ class Determinism:
             setattr(secrets, name, fn)
         self._travel = time_machine.travel(FALLBACK_TIME, tick=False)
         self.traveller = self._travel.start()
-        # shifting by float seconds skips time-machine's timedelta conversion on every tool
-        # call; taken only when it lands on the same nanosecond
-        seconds = self.step.total_seconds()
-        exact = round(seconds * 1_000_000_000) == self.step // timedelta(microseconds=1) * 1000
-        delta = seconds if exact else self.step
-        self.tick = functools.partial(self.traveller.shift, delta) if self.step else None
+        self.traveller.__class__ = _CaseClock  # same layout: only ``time_ns`` differs
+        self.traveller.tick_ns = self.step // timedelta(microseconds=1) * 1000
         return self
 
-    def case(self, case_id: str, recorded_at: datetime | None) -> FrozenClock:
-        """Clock at ``recorded_at`` (UTC), ``random``/``uuid4``/``secrets`` seeded by the id."""
+    def case(self, case_id: str, recorded_at: datetime | None, tools: Any = None) -> FrozenClock:
+        """Clock at ``recorded_at`` (UTC), ticking with the calls ``tools`` (the case's
+        ``VirtualTools``) counts; ``random``/``uuid4``/``secrets`` seeded by the id."""
         start = recorded_at or FALLBACK_TIME
         if start.tzinfo is None:
             start = start.replace(tzinfo=UTC)
+        self.traveller.tools = tools
         self.traveller.move_to(start.timestamp())  # a float: no time-zone switching
         seed = case_seed(case_id)
-        random.seed(seed)
+        # ``random.seed(seed)`` for an int seed, without its Python-level dispatch
+        _seed(_global_random, seed)
+        _global_random.gauss_next = None
         self._pending_seed = seed ^ 0x5EED
         return FrozenClock(self.traveller, self.step)
 
     def __exit__(self, *exc: object) -> None:
+        self.traveller.tools = None
         self._travel.stop()
         uuid.uuid4 = self._saved.pop("uuid4")  # type: ignore[assignment]
         for name, fn in self._saved.items():

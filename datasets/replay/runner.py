@@ -101,8 +101,7 @@ def _run_agent(
     tools: VirtualTools,
     determinism: Determinism,
 ) -> tuple[AgentResult | None, str | None]:
-    determinism.case(case.case_id, case.recorded_at)
-    tools.on_call = determinism.tick  # one callable for every case (None: no tick)
+    determinism.case(case.case_id, case.recorded_at, tools)  # the clock ticks per call it counts
     try:
         returned = agent(replay_input, tools)
     except Exception as exc:  # the agent's failure is a finding, not a harness crash
@@ -135,17 +134,29 @@ def new_run_id(now: datetime) -> str:
 
 
 def _worker(
-    args: tuple[str, list[dict[str, Any]], dict[str, Any], frozenset[str]],
+    args: tuple[str, list[dict[str, Any]], dict[str, Any], frozenset[str], bool],
 ) -> list[CaseRun]:
-    spec, rows, config, volatile = args
+    spec, rows, config, volatile, keep_calls = args
     agent = load_agent(spec)
     parsed = ReplayConfig.model_validate(config)
     asserter = CaseAsserter(parsed)
     with Determinism(parsed.determinism.tick_ms) as determinism:
-        return [
+        runs = [
             replay_case(agent, Case.from_row(r), parsed, volatile, asserter, determinism)
             for r in rows
         ]
+    if not keep_calls:  # not sent back either
+        for run in runs:
+            _forget_clean_calls(run)
+    return runs
+
+
+def _forget_clean_calls(run: CaseRun) -> None:
+    """A case without diffs keeps no call log: its calls were served as recorded (or forgiven),
+    and a whole set's logs would grow the heap by a few KiB per case for nobody (the report,
+    the result tables and the gate read the checks)."""
+    if not run.check.diffs:
+        run.calls = []
 
 
 def replay_cases(
@@ -158,9 +169,12 @@ def replay_cases(
     volatile_keys: Iterable[str] | None = None,
     jobs: int = 1,
     on_case: Callable[[CaseRun], None] | None = None,
+    keep_calls: bool = False,
 ) -> ReplayRun:
     """Replay every case and evaluate the gate. ``agent`` is a callable, or a
-    ``MODULE:CALLABLE`` spec (required for ``jobs > 1``: workers import it)."""
+    ``MODULE:CALLABLE`` spec (required for ``jobs > 1``: workers import it). The runs of cases
+    without diffs keep their call log (``CaseRun.calls``) only with ``keep_calls``; ``on_case``
+    sees every run whole."""
     config = config or ReplayConfig()
     started = datetime.now(UTC)
     volatile = normalise_volatile_keys(volatile_keys)  # once per run, not per case
@@ -171,10 +185,12 @@ def replay_cases(
     if pause_gc:
         gc.disable()
     try:
-        for run in _iter_runs(cases, agent, config, volatile, jobs):
+        for run in _iter_runs(cases, agent, config, volatile, jobs, keep_calls):
             runs.append(run)
             if on_case is not None:
                 on_case(run)
+            if not keep_calls:
+                _forget_clean_calls(run)
     finally:
         if pause_gc:
             gc.enable()
@@ -191,6 +207,7 @@ def _iter_runs(
     config: ReplayConfig,
     volatile: frozenset[str],
     jobs: int,
+    keep_calls: bool = False,
 ) -> Iterator[CaseRun]:
     if jobs <= 1:
         fn = load_agent(agent) if isinstance(agent, str) else agent
@@ -212,9 +229,9 @@ def _iter_runs(
             case = getattr(case, "case", case)
             chunk.append(case.to_row(pipeline_fields=True))
             if len(chunk) >= 64:
-                futures.append(pool.submit(_worker, (agent, chunk, payload, volatile)))
+                futures.append(pool.submit(_worker, (agent, chunk, payload, volatile, keep_calls)))
                 chunk = []
         if chunk:
-            futures.append(pool.submit(_worker, (agent, chunk, payload, volatile)))
+            futures.append(pool.submit(_worker, (agent, chunk, payload, volatile, keep_calls)))
         for future in futures:
             yield from future.result()

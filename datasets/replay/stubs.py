@@ -21,7 +21,7 @@ import copy
 import hashlib
 import operator
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +88,9 @@ class ServedCall:
     index: int  # 0-based, in the order the agent called
     name: str
     arguments: Any  # as called (parsed)
-    canonical: bytes  # canonical JSON of the arguments
+    #: canonical JSON text of the arguments (a ``str``: orjson's ``bytes`` keep a 4 KiB buffer
+    #: each, which every kept log record would hold on to)
+    canonical: str
     is_write: bool
     match: str  # EXACT | TOLERANT | NEXT_UNUSED | SYNTHETIC | EXHAUSTED | ESCAPE
     recorded_seq: int | None  # the recording served (None: synthetic or escape)
@@ -105,7 +107,6 @@ class VirtualTools:
         steps: Iterable[Step],
         matching: MatchingSection,
         volatile_keys: Iterable[str] | None = None,
-        on_call: Callable[[], None] | None = None,
     ) -> None:
         self.steps = sorted([s for s in steps if s.kind in TOOL_KINDS], key=_seq)
         self.matching = matching
@@ -116,7 +117,7 @@ class VirtualTools:
             else normalise_volatile_keys(volatile_keys)
         )
         self._normaliser: Normaliser | None = None  # built on the first tolerant match
-        self.on_call = on_call
+        self.calls = 0  # tool calls made (the replay clock ticks once per call: determinism)
         self.log: list[ServedCall] = []
         self.state: dict[str, dict[str, Any]] = {}  # entity id -> fields written (synthetic)
         self._used: set[int] = set()
@@ -165,8 +166,7 @@ class VirtualTools:
     # -- the ToolStub contract ---------------------------------------------------------------
     def call(self, name: str, arguments: Any = None) -> Any:
         """The recorded response (parsed JSON); ``ToolCallError`` for a recorded failure."""
-        if self.on_call is not None:
-            self.on_call()
+        self.calls += 1
         if type(arguments) is str or type(arguments) is bytes:
             arguments = parse_json(arguments if isinstance(arguments, str) else arguments.decode())
         volatile = self.volatile
@@ -183,8 +183,8 @@ class VirtualTools:
         log = self.log
         write = self._writes.get(name)
         if write is None:  # no recording of this tool at all
-            log.append(ServedCall(len(log), name, arguments, canonical, True, ESCAPE, None, None,
-                                  "error", "stub escape"))  # fmt: skip
+            log.append(ServedCall(len(log), name, arguments, canonical.decode(), True, ESCAPE,
+                                  None, None, "error", "stub escape"))  # fmt: skip
             raise StubEscape(name)
         # stage 1 (exact), inlined; the stored step hashes are the key
         used = self._used
@@ -204,8 +204,8 @@ class VirtualTools:
         if self.state and not write and status == "ok":
             response = self._with_state(arguments, response)
         seq = None if step is None or how is EXHAUSTED else step.seq
-        log.append(ServedCall(len(log), name, arguments, canonical, write, how, seq, response,
-                              status, error))  # fmt: skip
+        log.append(ServedCall(len(log), name, arguments, canonical.decode(), write, how, seq,
+                              response, status, error))  # fmt: skip
         if status != "ok":
             raise ToolCallError(name, status, error)
         if response is None:

@@ -65,6 +65,7 @@ PIPELINE_ONLY_MODULES = frozenset(
         "ahocorasick",
         "msgspec",
         "detect_secrets",
+        "english_words",
     }
 )
 

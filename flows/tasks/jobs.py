@@ -15,6 +15,7 @@ from typing import Any
 
 from golden_distill.datasets.sources.discovery import Shard
 from golden_distill.flows.config import PipelineConfig
+from golden_distill.redaction.key_digests import KeyDigests, RunKeys
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class RedactJob:
     cache_key: str | None
     key_id: str | None = None
     pipeline_version: str = ""
+    #: set on a redo by the run-wide collision check: the run's key digests (no raw keys)
+    run_keys: RunKeys | None = None
 
 
 @dataclass
@@ -75,3 +78,8 @@ class RedactResult:
     quarantined: dict[str, str] = field(default_factory=dict)  # case_id -> reason
     stats: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    #: keyed digests of this task's keys and pseudonyms (``redaction/key_digests.py``)
+    key_digests: KeyDigests | None = None
+    #: a redo's first pass (cache key, redacted file): kept by work-folder pruning so a rerun
+    #: takes both from the cache
+    superseded: tuple[str | None, str] | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from golden_distill.flows.tasks.shard import check_same_code
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
 from golden_distill.redaction.inventory import to_nested
+from golden_distill.redaction.key_digests import KeyDigests, RunKeys, tasks_to_redo
 from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
 
 
@@ -74,14 +76,18 @@ def _redactor(config: PipelineConfig, expected_key_id: str | None) -> Any:
 
 
 def redact_candidates(
-    candidates: pa.Table, config: PipelineConfig, quarantine_path: Path, key_id: str | None
-) -> tuple[pa.Table, dict[str, str], dict[str, Any]]:
+    candidates: pa.Table,
+    config: PipelineConfig,
+    quarantine_path: Path,
+    key_id: str | None,
+    run_keys: RunKeys | None = None,
+) -> tuple[pa.Table, dict[str, str], dict[str, Any], KeyDigests | None]:
     """Scrub and verify every candidate (fail closed). Returns the redacted rows, the ids of
     quarantined candidates with their reason (also appended to the shard's quarantine file),
-    and counts per entity type / per reason."""
+    counts per entity type / per reason, and the keyed digests of the keys (collision check)."""
     from golden_distill.redaction.shard import redact_table  # local: Presidio, see _redactor
 
-    result = redact_table(candidates, _redactor(config, key_id))
+    result = redact_table(candidates, _redactor(config, key_id), run_keys=run_keys)
     with Quarantine(path=quarantine_path) as quarantine:
         for case in result.quarantined:
             quarantine.add(case.to_entry())
@@ -90,7 +96,8 @@ def redact_candidates(
         "redaction_quarantined": {str(k): int(v) for k, v in result.reasons.items()},
         "field_inventory": to_nested(result.inventory),
     }
-    return result.table, {q.case_id: q.reason for q in result.quarantined}, stats
+    quarantined = {q.case_id: q.reason for q in result.quarantined}
+    return result.table, quarantined, stats, result.key_digests
 
 
 def _run(job: RedactJob) -> RedactResult:
@@ -117,8 +124,8 @@ def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
     quarantine_path = out / "quarantine.jsonl"
     quarantine_path.touch(mode=0o600)  # present even when empty: cached results check files
     work.make_private(out, [quarantine_path], stop_at=out.parent)
-    redacted, quarantined, stats = timed(
-        "redact", redact_candidates, chosen, job.config, quarantine_path, job.key_id
+    redacted, quarantined, stats, digests = timed(
+        "redact", redact_candidates, chosen, job.config, quarantine_path, job.key_id, job.run_keys
     )
     redacted_path = out / "redacted.parquet"
     timed("write", pq.write_table, to_golden(redacted), redacted_path)
@@ -132,6 +139,7 @@ def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
         quarantined=quarantined,
         stats=stats,
         seconds=time.perf_counter() - started,
+        key_digests=digests,
     )
 
 
@@ -144,3 +152,24 @@ def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
 def redact_shard(job: RedactJob) -> RedactResult:
     """Redact one shard's chosen cases; return the file path, refusals and counts."""
     return _run(job)
+
+
+def collision_redo_jobs(jobs: list[RedactJob], results: list[RedactResult]) -> list[RedactJob]:
+    """The run-wide pseudonym collision check (``redaction/key_digests.py``): the jobs whose
+    published pseudonyms collide with another task's originals, to be redone with the run's key
+    digests (their own cache key and folder). Empty almost always."""
+    by_index = {job.index: job for job in jobs}
+    run, redo = tasks_to_redo({r.index: r.key_digests for r in results})
+    if not redo:
+        return []
+    fingerprint = run.fingerprint()
+    out = []
+    for index in redo:
+        job = by_index[index]
+        key = None
+        if job.cache_key is not None:
+            key = hashlib.sha256(f"{job.cache_key}\x1f{fingerprint}".encode()).hexdigest()
+        folder = f"redacted-{key[:16]}" if key else f"redacted-{time.time_ns()}-collisions"
+        out_dir = WorkFolder.next_to(job.out_dir, folder)
+        out.append(replace(job, run_keys=run, cache_key=key, out_dir=out_dir))
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from golden_distill.redaction.recognizers import (
     bank_card,
+    bare_name,
     cn_mobile,
     cn_resident_id,
     credit_card,
@@ -35,6 +36,7 @@ SPECS: dict[str, RecognizerSpec] = {
         phone_shape,
         street_address,
         ssn_passport,
+        bare_name,
     )
 }
 

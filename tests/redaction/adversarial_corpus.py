@@ -533,6 +533,57 @@ def _probes() -> list[Probe]:
         in_text("bWluYS5zb3JyZWxAZXhhbXBsZS5jb20= is the id"),
         also=("bWluYS5zb3JyZWxAZXhhbXBsZS5jb20",),
     )
+
+    # 10. bare names: no cue, no key, known nowhere else (``recognizers/bare_name.py``) ---------
+    add(
+        "bare", "Linnea Haverford", in_text("the refund was approved after Linnea Haverford called")
+    )
+    add(
+        "bare",
+        "Corwin T. Ashgrove",
+        at("handoff", {"requested": True, "reason": "escalated for Corwin T. Ashgrove"}),
+        also=("Ashgrove",),
+    )
+    add("bare", "Maren Lockwood-Pryce", in_answer("I have passed this to Maren Lockwood-Pryce."))
+    add("bare", "Perpetua Skelding", in_text("Perpetua Skelding needs the invoice reissued"))
+    add(
+        "bare",
+        "Ignatius Fairweather",
+        in_response("note", '{"summary": "Ignatius Fairweather wants a callback"}'),
+    )
+    add("bare", "Adaeze Nwachukwu", in_text("Yesterday Adaeze Nwachukwu phoned about it"))
+    add("bare", "Hope Castellanos", in_text("ok so Hope Castellanos will pick it up at noon"))
+    add(
+        "bare",
+        "Ottoline Brackenbury",
+        in_response("remarks", "spoke with Ottoline Brackenbury at the front desk"),
+    )
+
+    # 11. compatibility characters: full NFKC before detection ---------------------------------
+    add(
+        "compat",
+        "ｍｅｉ．ｏｓｇｏｏｄ＠ｅｘａｍｐｌｅ．ｃｏｍ",
+        in_text("mail ｍｅｉ．ｏｓｇｏｏｄ＠ｅｘａｍｐｌｅ．ｃｏｍ please"),
+        also=("mei.osgood@example.com", "ｍｅｉ．ｏｓｇｏｏｄ"),
+    )
+    add(
+        "compat",
+        "ﬁona.ﬂetcher@example.org",
+        in_text("send it to ﬁona.ﬂetcher@example.org today"),
+        also=("fiona.fletcher@example.org", "etcher@example.org"),
+    )
+    add(
+        "compat",
+        "③①②-⑤⑤⑤-⓪①⑨⑦",
+        in_text("call ③①②-⑤⑤⑤-⓪①⑨⑦ after six"),
+        also=("312-555-0197", "3125550197", "⓪①⑨⑦"),
+    )
+    add(
+        "compat",
+        "⁶¹²-⁴⁰-⁷⁷⁸²",
+        in_text("my ssn is ⁶¹²-⁴⁰-⁷⁷⁸² for the form"),
+        also=("612-40-7782", "612407782", "⁷⁷⁸²"),
+    )
     return p
 
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.redaction.collisions import CollisionGuard
+from golden_distill.redaction.key_digests import tasks_to_redo
 from golden_distill.redaction.key_rules import KeyRule
 from golden_distill.redaction.pseudonym import key_pseudonym
 from golden_distill.redaction.redactor import Redactor
@@ -65,3 +66,54 @@ def test_hundreds_of_tenants_through_redaction(make_case, redactor: Redactor) ->
         assert pseudo in after["user_input"] and before["tenant_id"] not in after["user_input"]
     assert len(set(mapping.values())) == len(tenants)  # never shared
     assert not set(mapping.values()) & set(tenants)  # never another original
+
+
+def _tenant_table(make_case, tenants: list[str], start: int) -> pa.Table:
+    rows = [
+        make_case(case_id=f"c_{start + n:024x}", tenant_id=t, user_input=f"account of {t} please")
+        for n, t in enumerate(tenants)
+    ]
+    return pa.Table.from_pylist(rows, schema=CASE_SCHEMA)
+
+
+def test_run_wide_check_redoes_a_table_whose_pseudonym_is_another_tables_original(
+    make_case, redactor: Redactor
+) -> None:
+    rng = random.Random(5)
+    numbers = rng.sample(range(1000), 300)
+    shard_a = [f"tenant-{i:03d}" for i in numbers[:160]]
+    shard_b = [f"tenant-{i:03d}" for i in numbers[140:]]  # 20 tenants in both
+    tables = {0: _tenant_table(make_case, shard_a, 0), 1: _tenant_table(make_case, shard_b, 500)}
+    first = {i: redact_table(t, redactor) for i, t in tables.items()}
+    run, redo = tasks_to_redo({i: r.key_digests for i, r in first.items()})
+    assert redo == [0, 1]  # each table alone publishes some real tenant id of the other
+
+    def pairs(results: dict) -> set[tuple[str, str]]:
+        return {
+            (before["tenant_id"], after["tenant_id"])
+            for i, result in results.items()
+            for before, after in zip(tables[i].to_pylist(), result.table.to_pylist(), strict=True)
+        }
+
+    originals = set(shard_a) | set(shard_b)
+    # first pass (per-table guards only): some published pseudonym is a real tenant of the run
+    assert {pseudo for _, pseudo in pairs(first)} & originals
+    again = {i: redact_table(tables[i], redactor, run_keys=run) for i in redo}
+    mapping = dict(pairs(again))
+    assert len(mapping) == len(pairs(again))  # the same original: one pseudonym in both tables
+    assert set(mapping) == originals
+    assert len(set(mapping.values())) == len(originals)  # never shared
+    assert not set(mapping.values()) & originals  # never another original of the run
+    _, redo_again = tasks_to_redo({i: r.key_digests for i, r in again.items()})
+    assert redo_again == []  # one redo settles it
+    # digests only: no raw key crosses the task boundary
+    report = again[0].key_digests
+    assert report is not None
+    everything = [
+        d
+        for part in (report.originals, report.bases, report.published)
+        for ds in part.values()
+        for d in ds
+    ]
+    assert everything and all(isinstance(d, bytes) and len(d) == 16 for d in everything)
+    assert not any(t.encode() in d for t in originals for d in everything)

@@ -60,3 +60,41 @@ def test_the_analyzer_finds_what_only_the_normalised_form_shows() -> None:
     text = "card 4 0 1 2 8 8 8 8 8 8 8 8 1 8 8 1 declined"
     found = {(f.entity_type, text[f.start : f.end]) for f in analyzer.analyze(text, 0.3)}
     assert ("CREDIT_CARD", "4 0 1 2 8 8 8 8 8 8 8 8 1 8 8 1") in found
+
+
+@pytest.mark.parametrize(
+    ("text", "plain", "original"),
+    [
+        # full-width letters in an e-mail
+        ("mail ｍｅｉ．ｏｓｇｏｏｄ＠ｅｘａｍｐｌｅ．ｃｏｍ ok", "mei.osgood@example.com", None),
+        ("send ﬁona.ﬂetcher@example.org now", "fiona.fletcher@example.org", None),  # ligatures
+        ("call ③①②-⑤⑤⑤-⓪①⑨⑦ soon", "312-555-0197", None),  # circled digits
+        ("ssn ⁶¹²-⁴⁰-⁷⁷⁸² here", "612-40-7782", None),  # superscript digits
+    ],
+)
+def test_compatibility_characters_are_nfkc_normalised_and_mapped_back(
+    text: str, plain: str, original: str | None
+) -> None:
+    norm = normalise(text)
+    assert norm is not None and plain in norm.text
+    i = norm.text.index(plain)
+    start, end = norm.original_span(i, i + len(plain))
+    token = text.split(" ")[1]
+    assert text[start:end] == (original or token)  # the whole original token, nothing left
+
+
+def test_the_analyzer_finds_values_written_in_compatibility_characters() -> None:
+    analyzer = TextAnalyzer(RedactionConfig())
+    for text, entity in (
+        ("mail ｍｅｉ．ｏｓｇｏｏｄ＠ｅｘａｍｐｌｅ．ｃｏｍ ok", "EMAIL_ADDRESS"),
+        ("send ﬁona.ﬂetcher@example.org now", "EMAIL_ADDRESS"),
+        ("call ③①②-⑤⑤⑤-⓪①⑨⑦ soon", "PHONE_NUMBER"),
+    ):
+        found = {(f.entity_type, text[f.start : f.end]) for f in analyzer.analyze(text, 0.3)}
+        assert (entity, text.split(" ")[1]) in found, (text, found)
+
+
+def test_chinese_punctuation_alone_does_not_trigger_a_second_analysis() -> None:
+    assert normalise("您好，请问：订单（三件）到了吗？") is None
+    norm = normalise("电话：１３８１２３４５６７８，谢谢")  # full-width digits still are
+    assert norm is not None and "13812345678" in norm.text and "，" in norm.text

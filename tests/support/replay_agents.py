@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 from golden_distill.datasets.replay import AgentResult, ReplayInput, ToolCallError, ToolStub
@@ -102,5 +103,34 @@ def other_state(case: ReplayInput, tools: ToolStub) -> AgentResult:
     return _end(case, final_state="SOMETHING_ELSE_ENTIRELY")
 
 
-__all__ = ["add_read", "change_amount", "drop_write", "other_state", "reissue", "swap_writes",
-           "unrecorded_tool"]  # fmt: skip
+def drop_calls(seqs: dict[str, int]) -> Callable[[ReplayInput, ToolStub], AgentResult]:
+    """An agent that re-issues each case's recorded calls except the one at recorded step
+    ``seqs[case_id]`` (e.g. a write the task expected)."""
+
+    def agent(case: ReplayInput, tools: ToolStub) -> AgentResult:
+        drop = seqs.get(case.case_id)
+        _call_all(tools, [(c.name, c.arguments) for c in case.baseline_calls if c.seq != drop])
+        return _end(case)
+
+    return agent
+
+
+WRONG = "\u00a7"  # what a wrong fact is replaced by (matches no fact)
+
+
+def wrong_facts(facts: dict[str, list[str]]) -> Callable[[ReplayInput, ToolStub], AgentResult]:
+    """An agent that re-issues the recorded calls and answers as recorded, except that every
+    occurrence of the facts ``facts[case_id]`` is replaced by something else."""
+
+    def agent(case: ReplayInput, tools: ToolStub) -> AgentResult:
+        reissue(case, tools)
+        answer = case.recorded_answer or ""
+        for fact in facts.get(case.case_id, []):
+            answer = re.sub(re.escape(fact), WRONG, answer, flags=re.IGNORECASE)
+        return _end(case, answer=answer)
+
+    return agent
+
+
+__all__ = ["add_read", "change_amount", "drop_calls", "drop_write", "other_state", "reissue",
+           "swap_writes", "unrecorded_tool", "wrong_facts"]  # fmt: skip

@@ -241,4 +241,4 @@ def test_served_calls_carry_the_canonical_json_of_their_arguments(arguments) -> 
     tools = VirtualTools([], MatchingSection())
     with pytest.raises(StubEscape):
         tools.call("unrecorded_tool", arguments)
-    assert tools.log[0].canonical == canonical_json(arguments)
+    assert tools.log[0].canonical == canonical_json(arguments).decode()

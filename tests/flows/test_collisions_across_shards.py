@@ -1,0 +1,121 @@
+"""Pseudonyms never collide across a run: two shards, a three-digit key space, `golden run`.
+
+Each shard's redaction only sees its own originals, so a tenant pseudonym made in shard A can be
+the real id of a tenant that only shard B holds. The run-wide check (keyed digests, no raw keys
+outside the redaction tasks) finds those and redoes the shard: published pseudonyms are never an
+original of the run, never shared by two originals, and the same in both shards.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.key_rules import RuleMatcher
+from golden_distill.redaction.pseudonym import key_pseudonym
+
+pytestmark = pytest.mark.slow
+
+KEY = "collision-run-key-Qm4Wz8Xr2Tn6Vb1Ky9Ls3Hd7Jf5Gp0Ce"
+PER_SHARD = 70
+SHARED = 10  # tenants present in both shards
+
+
+def _base_record():
+    path = Path(__file__).resolve().parents[1] / "redaction" / "adversarial_corpus.py"
+    spec = importlib.util.spec_from_file_location("adversarial_corpus", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("adversarial_corpus", module)
+    spec.loader.exec_module(module)
+    return module.base_record
+
+
+def _tenant_prefix() -> str:
+    return RuleMatcher(RedactionConfig()).key_rules["tenant"].prefix or ""
+
+
+def test_pseudonyms_never_collide_across_shards(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from golden_distill.flows.cli import app
+
+    base_record = _base_record()
+    rng = random.Random(11)
+    numbers = rng.sample(range(1000), 2 * PER_SHARD - SHARED)
+    shard_a = numbers[:PER_SHARD]
+    shard_b = numbers[PER_SHARD - SHARED :]
+    tenant_of: dict[str, str] = {}
+    n = 0
+    for name, tenants in (("a", shard_a), ("b", shard_b)):
+        lines = []
+        for t in tenants:
+            rec = base_record(n, f"coll-{n}")
+            tenant = f"tenant-{t:03d}"
+            rec["recordId"] = f"coll-{name}-{n:03d}"
+            rec["tenantId"] = tenant
+            rec["promptVariables"] = {"tenant": tenant}
+            tenant_of[rec["recordId"]] = tenant
+            lines.append(json.dumps(rec))
+            n += 1
+        folder = tmp_path / "recordings"
+        folder.mkdir(exist_ok=True)
+        (folder / f"shard-{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    originals = set(tenant_of.values())
+
+    # the premise: per-shard guards alone would publish another shard's real tenant id
+    secret = KEY.encode()
+    prefix = _tenant_prefix()
+    only_b = {f"tenant-{t:03d}" for t in shard_b} - {f"tenant-{t:03d}" for t in shard_a}
+    bases_a = {key_pseudonym(f"tenant-{t:03d}", "tenant", secret, prefix) for t in shard_a}
+    assert bases_a & only_b
+
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "funnels": {"quotas": {"enabled": False}},
+                "run": {"work_dir": str(tmp_path / "work"), "task_runner": "thread"},
+            }
+        )
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--config",
+            str(config),
+            "--source",
+            str(tmp_path / "recordings"),
+            "--store",
+            str(tmp_path / "store"),
+            "--set",
+            "coll",
+            "--format",
+            "native",
+        ],
+        env={"PREFECT_HOME": str(tmp_path / "prefect-home"), "GOLDEN_PSEUDONYM_KEY": KEY},
+    )
+    assert result.exit_code == 0, result.output
+
+    rows = []
+    for path in sorted((tmp_path / "store").rglob("cases*.parquet")):
+        rows.extend(pq.read_table(path).to_pylist())
+    assert len(rows) >= 0.9 * len(tenant_of)
+    published: dict[str, str] = {}
+    for row in rows:
+        original = tenant_of[row["source"]["source_record_id"]]
+        pseudonym = row["tenant_id"]
+        # the same original has one pseudonym in every shard
+        assert published.setdefault(original, pseudonym) == pseudonym
+        assert original not in json.dumps(row, default=str)
+    assert len(published) >= 0.9 * len(originals)
+    assert len(set(published.values())) == len(published)  # never shared
+    assert not set(published.values()) & originals  # never another original of the run
