@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import pickle
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -23,6 +24,7 @@ from prefect.tasks import exponential_backoff
 
 from golden_distill.flows import progress
 from golden_distill.flows.errors import StageError, describe, retry_if_transient
+from golden_distill.flows.memory import release_after_task, release_memory
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.tasks.publish import PublishJob, PublishOutcome, publish_set
@@ -62,10 +64,12 @@ def _with_retries(
     task: Any, resolved: ResolvedRun, refresh: bool = False, storage: Any = None
 ) -> Any:
     """Cached per-shard task options: results in the work folder, retries with backoff on I/O
-    errors."""
+    errors; the worker gives back the task's memory when it ends (flows/memory.py)."""
     return task.with_options(
         result_storage=storage if storage is not None else result_storage(resolved),
         refresh_cache=refresh or None,
+        on_completion=[release_after_task],
+        on_failure=[release_after_task],
         **retry_options(resolved),
     )
 
@@ -98,6 +102,9 @@ class PrefectEngine:
         self._result_storage: Any = None
 
     def __enter__(self) -> PrefectEngine:
+        # Worker processes inherit this at spawn: glibc then keeps 2 malloc arenas instead of
+        # up to 8 per core for the threads Prefect starts in each worker (less retained heap).
+        os.environ.setdefault("MALLOC_ARENA_MAX", "2")
         self.runners.__enter__()
         return self
 
@@ -154,9 +161,11 @@ class PrefectEngine:
         return results, cached
 
     def select(self, results: list[Any], cache_key: str | None) -> Selection:
-        return select_cases.with_options(result_storage=self._storage())(
+        selection = select_cases.with_options(result_storage=self._storage())(
             results, self.resolved, cache_key=cache_key
         )
+        release_memory()  # dedup's working memory, before the redact workers start
+        return selection
 
     def publish(self, job: PublishJob) -> PublishOutcome:
         return publish_set.with_options(**retry_options(self.resolved))(job)
@@ -216,7 +225,9 @@ class LocalEngine:
         return results, cached
 
     def select(self, results: list[Any], cache_key: str | None) -> Selection:
-        return select_cases.fn(results, self.resolved, cache_key=cache_key)
+        selection = select_cases.fn(results, self.resolved, cache_key=cache_key)
+        release_memory()
+        return selection
 
     def publish(self, job: PublishJob) -> PublishOutcome:
         return publish_set.fn(job)

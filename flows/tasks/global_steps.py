@@ -46,7 +46,6 @@ from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.parent import open_version
 from golden_distill.flows.tasks.run_stats import merge_published_stats, published_stats
 from golden_distill.flows.work_folder import WorkFolder
-from golden_distill.redaction.versions import detector_versions
 
 
 def work_of(locations: list[str], work: WorkFolder | None) -> WorkFolder:
@@ -468,7 +467,7 @@ def publish(
             "config": config.model_dump(mode="json"),
             "code_version": stats.get("pipeline_version"),
             "key_id": key_id,
-            "detector_versions": detector_versions(config.redaction),
+            "detector_versions": _detector_versions(config),
             "lineage": {
                 "sources": [display_uri(s) for s in resolved.sources],
                 "since": stats.get("since"),
@@ -505,3 +504,11 @@ def report_location(resolved: ResolvedRun, version_url: str) -> str:
         return f"{version_url.rstrip('/')}/report.html"
     local = version_url.removeprefix("file://")
     return str(Path(local) / "report.html")
+
+
+def _detector_versions(config: PipelineConfig) -> dict[str, Any]:
+    """Imported here, at publish time: it loads Presidio (and spaCy), about 150 MB the flow's
+    process would otherwise hold through the shard and redact phases, next to the workers."""
+    from golden_distill.redaction.versions import detector_versions
+
+    return detector_versions(config.redaction)
