@@ -76,13 +76,13 @@ class ReplayInput:
         return cls(
             case_id=case.case_id,
             user_input=case.user_input,
-            messages=_parse(context.messages) or [],
-            memory=_parse(context.memory),
+            messages=parse_json(context.messages) or [],
+            memory=parse_json(context.memory),
             retrieved_chunks=[
                 {"text": c.text, "index_snapshot_id": c.index_snapshot_id, "query": c.query}
                 for c in context.retrieved_chunks
             ],
-            baseline_state=_parse(context.baseline_state),
+            baseline_state=parse_json(context.baseline_state),
             recorded_at=case.recorded_at,
             intent=case.intent.name,
             agent_version=case.agent.agent_version,
@@ -117,7 +117,8 @@ class Agent(Protocol):
     def __call__(self, case: ReplayInput, tools: ToolStub) -> AgentResult: ...
 
 
-def _parse(text: str | None) -> Any:
+def parse_json(text: str | None) -> Any:
+    """A recorded JSON text as a value; text that is not JSON stays text (recordings hold both)."""
     if text is None:
         return None
     try:

@@ -34,7 +34,7 @@ from golden_distill.datasets.canonical_json import (
 )
 from golden_distill.datasets.case import Step
 from golden_distill.datasets.replay.config import MatchingSection
-from golden_distill.datasets.replay.contract import StubEscape, ToolCallError
+from golden_distill.datasets.replay.contract import StubEscape, ToolCallError, parse_json
 from golden_distill.datasets.replay.normalise import Normaliser
 
 #: How a call was served.
@@ -70,15 +70,6 @@ def _plain(value: Any, volatile: frozenset[str]) -> bool:
     if kind is list:
         return all(not isinstance(item, dict | list) or _plain(item, volatile) for item in value)
     return not isinstance(value, dict | list)  # a scalar; a dict/list subclass takes the full path
-
-
-def parse_json(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return text
 
 
 @dataclass(slots=True)

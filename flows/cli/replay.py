@@ -40,6 +40,9 @@ Example:
 """
 
 
+FunnelOpt = Annotated[str | None, typer.Option("--funnel", help="Only the cases of this funnel.")]
+
+
 def _usage(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2)
@@ -51,9 +54,7 @@ def replay_cmd(
     out: Annotated[Path, typer.Option("--out", help="Folder for the results and report.")],
     store: StoreOpt = None,
     storage_options: OptionsOpt = None,
-    funnel: Annotated[
-        str | None, typer.Option("--funnel", help="Only the cases of this funnel.")
-    ] = None,
+    funnel: FunnelOpt = None,
     gate: Annotated[
         Path | None, typer.Option("--gate", help="Gate config (default: the shipped gate.yaml).")
     ] = None,
@@ -150,9 +151,7 @@ def export_cmd(
     out: Annotated[Path, typer.Option("--out", help="Folder: one <case_id>.jsonl per case.")],
     store: StoreOpt = None,
     storage_options: OptionsOpt = None,
-    funnel: Annotated[
-        str | None, typer.Option("--funnel", help="Only the cases of this funnel.")
-    ] = None,
+    funnel: FunnelOpt = None,
 ) -> None:
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.replay.export import FORMATS, export_cases
