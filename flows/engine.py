@@ -14,15 +14,15 @@ import hashlib
 import logging
 import os
 import pickle
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from prefect import get_run_logger
-from prefect.futures import as_completed as prefect_as_completed
 from prefect.tasks import exponential_backoff
 
 from golden_distill.flows import progress
+from golden_distill.flows.bounded import AHEAD_PER_WORKER, completed_bounded, in_flight_limit
 from golden_distill.flows.errors import StageError, describe, retry_if_transient
 from golden_distill.flows.memory import release_after_task, release_memory
 from golden_distill.flows.params import ResolvedRun
@@ -137,8 +137,12 @@ class PrefectEngine:
         cached = counted = 0
         storage = self._storage()
         submitted = _with_retries(task, resolved, storage=storage)
-        futures = [runner.submit(submitted, {"job": job}) for job in jobs]
-        for future in prefect_as_completed(futures):
+        limit = in_flight_limit(resolved.config.run)  # the flow holds a few calls, not all
+
+        def submit(job: Any) -> Any:
+            return runner.submit(submitted, {"job": job})
+
+        for future in completed_bounded(submit, jobs, limit):
             result = _unwrap(future, stage)
             state = getattr(future, "state", None)
             hit = bool(state is not None and state.name == "Cached")
@@ -153,7 +157,9 @@ class PrefectEngine:
         if stale:
             self.logger.info("%d cached result(s) lost their files: recomputing", len(stale))
             fresh = _with_retries(task, resolved, refresh=True, storage=storage)
-            for future in [runner.submit(fresh, {"job": job}) for job in stale]:
+            for future in completed_bounded(
+                lambda job: runner.submit(fresh, {"job": job}), stale, limit
+            ):
                 result = _unwrap(future, stage)
                 results[result.index] = result
                 cached -= 1
@@ -215,8 +221,8 @@ class LocalEngine:
         cached = counted = 0
         workers = self.resolved.config.run.max_parallel_shards
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(self._run, task, job) for job in jobs]
-            for future in as_completed(futures):
+            submit = lambda job: pool.submit(self._run, task, job)  # noqa: E731
+            for future in completed_bounded(submit, jobs, AHEAD_PER_WORKER * workers):
                 result, hit = _unwrap(future, stage)
                 cached += hit
                 results[result.index] = result
