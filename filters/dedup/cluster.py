@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from golden_distill.filters.dedup.blocking import group_bounds, priority_order, units
 from golden_distill.filters.dedup.config import DedupConfig
@@ -103,6 +101,9 @@ def _unit_labels(unit_table: pl.DataFrame, cfg: DedupConfig, stats: ClusterStats
         stats.partitions = links.partitions
         src, dst = links.arrays()
         m = len(rows)
+        import scipy.sparse as sp  # lazy: see features.py
+        from scipy.sparse.csgraph import connected_components
+
         graph = sp.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
         _, labels = connected_components(graph, directed=False)
         t2 = time.perf_counter()

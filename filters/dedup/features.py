@@ -18,10 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer
+
+# scipy / scikit-learn are imported where used: a shard or redact worker unpickles the flow
+# (and so imports this module) but never clusters; it need not carry ~100 MB of them.
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import HashingVectorizer
 
 from golden_distill.filters.dedup.config import DedupConfig
 
@@ -38,6 +43,8 @@ class RunFeatures:
 
 
 def _vectorizer(cfg: DedupConfig, **kwargs: object) -> HashingVectorizer:
+    from sklearn.feature_extraction.text import HashingVectorizer
+
     return HashingVectorizer(
         n_features=cfg.hash_features,
         alternate_sign=False,
@@ -94,6 +101,8 @@ def text_matrix(texts: list[str], cfg: DedupConfig) -> sp.csr_matrix:
     chars = _vectorizer(cfg, analyzer="char_wb", ngram_range=tuple(cfg.text_char_ngrams)).transform(
         docs
     )
+    import scipy.sparse as sp
+
     half = np.float32(np.sqrt(0.5))
     return sp.hstack([words * half, chars * half], format="csr")
 
@@ -117,4 +126,6 @@ def run_features(
         parts.append(text_matrix(texts, cfg) * np.float32(np.sqrt(w.text / total)))
     if w.argument_shapes > 0:
         parts.append(shapes_matrix(shapes, cfg) * np.float32(np.sqrt(w.argument_shapes / total)))
+    import scipy.sparse as sp
+
     return RunFeatures(combined=sp.hstack(parts, format="csr"), trajectory=traj)

@@ -19,8 +19,6 @@ large blocks, keeping memory at ``large_block_size^2``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.cluster.hierarchy import fcluster, linkage
-from scipy.spatial.distance import squareform
 
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.features import RunFeatures
@@ -47,6 +45,9 @@ def _split(dist: np.ndarray, cfg: DedupConfig) -> np.ndarray:
     """Cluster label (0..) of each row of a component's distance matrix."""
     if dist.max() <= cfg.distance_threshold + EPS:
         return np.zeros(len(dist), dtype=np.int64)  # one cluster whatever the linkage
+    from scipy.cluster.hierarchy import fcluster, linkage  # lazy: see features.py
+    from scipy.spatial.distance import squareform
+
     tree = linkage(squareform(dist, checks=False), method=cfg.linkage)
     return fcluster(tree, t=cfg.distance_threshold + EPS, criterion="distance") - 1
 

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
-from sklearn.cluster import MiniBatchKMeans
-from sklearn.random_projection import SparseRandomProjection
 from threadpoolctl import threadpool_limits
 
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.features import RunFeatures
+
+if TYPE_CHECKING:  # scipy / scikit-learn are imported where used: see features.py
+    import scipy.sparse as sp
 
 #: Small groups are packed into one product of at most this many rows. The product also
 #: computes (and discards) cross-group pairs, so its cost grows with the pack size; a few hundred
@@ -68,6 +68,8 @@ def compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
     Hashed feature spaces are wide (hundreds of thousands of columns); transposing a small
     slice would still allocate per column, so the used columns are renumbered first.
     """
+    import scipy.sparse as sp
+
     cols, inverse = np.unique(matrix.indices, return_inverse=True)
     return sp.csr_matrix(
         (matrix.data, inverse.astype(np.int32), matrix.indptr), shape=(matrix.shape[0], len(cols))
@@ -83,6 +85,9 @@ def _roots(n: int, roots: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarra
     nodes = np.arange(n)
     src = np.concatenate([nodes, i])
     dst = np.concatenate([roots, j])
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
     graph = sp.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
     _, labels = connected_components(graph, directed=False)
     smallest = np.full(labels.max() + 1, n, dtype=np.int64)
@@ -122,6 +127,9 @@ def _pairs(
 
 def partitions(combined: sp.csr_matrix, cfg: DedupConfig, seed: int) -> np.ndarray:
     """Partition label for each row of a large group (deterministic for a given input)."""
+    from sklearn.cluster import MiniBatchKMeans
+    from sklearn.random_projection import SparseRandomProjection
+
     n = combined.shape[0]
     k = max(2, math.ceil(n / cfg.partition_size))
     projector = SparseRandomProjection(
