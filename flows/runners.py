@@ -72,6 +72,18 @@ def _restore_env(name: str, previous: str | None) -> None:
 TASKS_PER_WORKER = 5
 
 
+class _RefillingExecutor(ProcessPoolExecutor):
+    """``ProcessPoolExecutor`` that always refills to ``max_workers`` when asked to adjust.
+
+    With ``max_tasks_per_child``, Python before 3.12.3 (gh-115634) may leave the pool with no
+    process at all: a worker retiring after its last task takes a stale idle-worker token
+    instead of spawning its replacement, and the queued tasks wait forever."""
+
+    def _adjust_process_count(self) -> None:
+        while len(self._processes) < self._max_workers:  # type: ignore[attr-defined]
+            self._spawn_process()  # type: ignore[attr-defined]
+
+
 class RecyclingProcessPool(ProcessPoolTaskRunner):
     """Prefect's process pool, with each worker process replaced after ``TASKS_PER_WORKER``
     tasks (``concurrent.futures``' ``max_tasks_per_child``), so a worker's memory is bounded
@@ -92,7 +104,7 @@ class RecyclingProcessPool(ProcessPoolTaskRunner):
         super().__enter__()
         built = self._executor
         if built is not None:
-            self._executor = ProcessPoolExecutor(
+            self._executor = _RefillingExecutor(
                 max_workers=built._max_workers,  # type: ignore[attr-defined]
                 mp_context=built._mp_context,  # type: ignore[attr-defined]
                 initializer=built._initializer,  # type: ignore[attr-defined]

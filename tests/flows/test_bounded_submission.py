@@ -193,3 +193,36 @@ def test_local_engine_map_keeps_results_and_progress(tmp_path, write_config, eve
             "shard",
         )
     assert failed.value.stage == "shard"
+
+
+# --- pool workers replaced after a few tasks (flows/runners.py) ---------------------------
+
+
+def _worker_pid(job: int) -> tuple[int, int]:
+    import os
+
+    return job, os.getpid()
+
+
+def test_process_pool_workers_are_replaced_after_their_tasks(prefect_api):
+    import os
+
+    from prefect import flow, task
+    from prefect.cache_policies import NO_CACHE
+
+    from golden_distill.flows.runners import RecyclingProcessPool, make_shard_runner
+
+    assert isinstance(make_shard_runner(FlowConfig(task_runner="process")), RecyclingProcessPool)
+    pid_task = task(name="worker-pid", cache_policy=NO_CACHE)(_worker_pid)
+
+    @flow(name="recycling-pool-test")
+    def pids() -> list[tuple[int, int]]:
+        with RecyclingProcessPool(max_workers=1, tasks_per_worker=2) as pool:
+            futures = [pool.submit(pid_task, {"job": j}) for j in range(4)]
+            return [f.result() for f in futures]
+
+    found = pids()
+    assert [job for job, _ in found] == [0, 1, 2, 3]  # every task ran, results intact
+    by_job = dict(found)
+    assert by_job[0] == by_job[1] != by_job[2] == by_job[3]  # a fresh worker after 2 tasks
+    assert os.getpid() not in by_job.values()
