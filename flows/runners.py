@@ -176,6 +176,14 @@ class ShardRunners:
             self._heavy = self._heavy_stack.enter_context(make_shard_runner(self.run))
         return self._heavy
 
+    @contextmanager
+    def one_worker(self) -> Iterator[TaskRunner]:
+        """A pool of one fresh local worker process for one big task (the global select and
+        dedup): its libraries (scikit-learn, scipy) and working memory leave with the process
+        instead of staying in the flow's process next to the redact workers."""
+        with workers_share_api(True), RecyclingProcessPool(max_workers=1) as pool:
+            yield pool
+
     def release(self) -> None:
         """Stop local worker processes (a remote Dask cluster is only disconnected from)."""
         self._heavy_stack.close()

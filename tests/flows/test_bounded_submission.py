@@ -226,3 +226,27 @@ def test_process_pool_workers_are_replaced_after_their_tasks(prefect_api):
     by_job = dict(found)
     assert by_job[0] == by_job[1] != by_job[2] == by_job[3]  # a fresh worker after 2 tasks
     assert os.getpid() not in by_job.values()
+
+
+def test_process_runner_publishes_what_the_thread_runner_does(
+    prefect_api, pseudonym_key, corpus, tmp_path, write_config
+):
+    """The process runner: shard/redact tasks on recycled pool workers, a run's global select
+    in a worker process of its own, a bounded number of tasks in flight; same content."""
+    from golden_distill.datasets.reader import open_set
+    from golden_distill.flows.distill import run_distill
+    from golden_distill.flows.params import DistillParams
+
+    source, truth = corpus
+    common = {"sources": [str(source)], "source_format": "native", "store_url": str(tmp_path)}
+    by_thread = write_config(tmp_path / "thread" / "config.yaml", truth.opt_out_tenant)
+    by_pool = write_config(
+        tmp_path / "pool" / "config.yaml", truth.opt_out_tenant, task_runner="process"
+    )
+    thread_v = run_distill(DistillParams(config_path=str(by_thread), set_name="thread", **common))
+    pool_params = DistillParams(config_path=str(by_pool), set_name="pool", **common)
+    pool_v = run_distill(pool_params)
+    thread_set = open_set(str(tmp_path), f"thread@{thread_v}")
+    pool_set = open_set(str(tmp_path), f"pool@{pool_v}")
+    assert len(pool_set) > 0
+    assert pool_set.manifest["content_sha256"] == thread_set.manifest["content_sha256"]
