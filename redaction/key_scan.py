@@ -44,7 +44,7 @@ class KeyScanner:
                 )
         self.id_rule = KeyRule(UNKNOWN_ID_TYPE, None)
 
-    def scan(self, row: dict[str, Any]) -> CaseScan:
+    def scan(self, row: dict[str, Any], inventory: bool = True) -> CaseScan:
         """Structural pass over every leaf (``case_scan.scan_case``)."""
         return scan_case(
             row,
@@ -53,11 +53,12 @@ class KeyScanner:
             matcher=self.matcher,
             column_keys=self.column_keys,
             text_patterns=self.text_patterns,
+            inventory=inventory,
         )
 
     def keys(self, row: dict[str, Any]) -> set[tuple[str, KeyRule]]:
         """Every (original, rule) the case's redaction could pseudonymise."""
-        scan = self.scan(row)
+        scan = self.scan(row, inventory=False)
         found = set(scan.index.keys.items())
         if self.config.unknown_identifiers == "pseudonymise":
             found.update((value, self.id_rule) for value in scan.unknown_ids)
