@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 from prefect import task
@@ -115,6 +116,8 @@ def save_run_keys(work: WorkFolder, run: RunKeys) -> str:
     location = work.join(RUN_KEYS_FOLDER, f"{run.fingerprint[:32]}.npz")
     if not work.exists(location):
         work.write_bytes(location, run.to_bytes())
+        if work.is_local:  # keyed digests, not raw keys: private all the same
+            work.make_private(Path(location).parent, [Path(location)])
     return location
 
 
