@@ -2,10 +2,11 @@
 
 Baseline: Presidio's default recognizers (``AnalyzerEngine`` with the ``no_op`` NLP engine),
 ``analyze`` + ``anonymize`` called on every string of every case, no propagation, no cache.
-This step: ``redact_table`` (key rules, pre-filters, per-shard cache, batching, propagation,
-verification) in one process. Prints throughput of each (cases/s), the ratio, and the recall of
-each on the generator's planted personal values (a value counts as caught in a case when it no
-longer appears anywhere in that case's output) and on the adversarial corpus of
+This step: the flow's key pass (``KeyScanner.digests``, the run-wide collision check) then
+``redact_table`` with those digests (key rules, pre-filters, per-shard cache, batching,
+propagation, verification) in one process. Prints throughput of each (cases/s), the ratio,
+and the recall of each on the generator's planted personal values (a value counts as caught in
+a case when it no longer appears anywhere in that case's output) and on the adversarial corpus of
 ``tests/redaction/adversarial_corpus.py`` (one planted value per case; a case this step refuses
 counts as caught: nothing of it is published).
 
@@ -28,6 +29,8 @@ import pyarrow.parquet as pq
 
 from golden_distill.datasets.ingest import ingest
 from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.key_digests import RunKeys
+from golden_distill.redaction.key_scan import KeyScanner
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.shard import redact_table
@@ -83,7 +86,8 @@ def ours(table: pa.Table) -> tuple[float, dict[str, str]]:
     """Seconds and, per source record, the published text ("" when the case was refused)."""
     redactor = Redactor.from_config(RedactionConfig(), PseudonymKey(BENCH_KEY))
     started, cpu = time.perf_counter(), time.process_time()
-    result = redact_table(table, redactor)
+    run = RunKeys.merge([KeyScanner(redactor.config, BENCH_KEY).digests(table.to_pylist())])
+    result = redact_table(table, redactor, run_keys=run)
     seconds = time.perf_counter() - started
     CPU_SECONDS.setdefault("ours", []).append(time.process_time() - cpu)
     outputs = {r["source"]["source_record_id"]: "" for r in table.to_pylist()}
@@ -133,7 +137,9 @@ def _init_worker() -> None:
 
 
 def _redact_shard(table: pa.Table) -> int:
-    return redact_table(table, _WORKER["r"]).cases_out
+    redactor = _WORKER["r"]
+    run = RunKeys.merge([KeyScanner(redactor.config, BENCH_KEY).digests(table.to_pylist())])
+    return redact_table(table, redactor, run_keys=run).cases_out
 
 
 def ours_parallel(table: pa.Table, workers: int) -> float:

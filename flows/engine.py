@@ -88,7 +88,8 @@ def _report(event: str, result: Any, done: int, total: int, counted: int, hit: b
 
 
 def _selected(result: Any) -> int:
-    return int(getattr(result, "candidates", 0) or result.stats.get("redacted", 0))
+    stats = getattr(result, "stats", None) or {}
+    return int(getattr(result, "candidates", 0) or stats.get("redacted", 0))
 
 
 class PrefectEngine:

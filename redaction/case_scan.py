@@ -33,6 +33,14 @@ _AMOUNT_LIKE = re.compile(r"^[-+]?[\d,]*\.\d+$|^v?\d+(?:\.\d+)+$")
 _leaf_path = lru_cache(maxsize=1 << 16)(safe_path)
 
 
+def _nowhere(*_: object) -> tuple[str, str]:
+    return "", ""
+
+
+def _no_path(*_: object) -> str:
+    return ""
+
+
 def _identifier_shaped(value: str) -> bool:
     """6+ digits, or letters mixed with 2+ digits in one 6+ character token; dates, amounts
     and versions are not identifiers."""
@@ -77,9 +85,13 @@ def scan_case(
     matcher: RuleMatcher,
     column_keys: dict[str, KeyRule],
     text_patterns: list[tuple[re.Pattern[str], KeyRule]],
+    inventory: bool = True,
 ) -> CaseScan:
     """Structural pass over every leaf: key fields, key rules, key-name evidence, unknown
-    identifiers, key text patterns; everything no rule owns is collected as free text."""
+    identifiers, key text patterns; everything no rule owns is collected as free text.
+    ``inventory=False`` (the key pass): no tool names or paths for the field inventory."""
+    locate = tool_and_path if inventory else _nowhere
+    leaf_path = _leaf_path if inventory else _no_path
     row, slots, verbatim = case_slots(row, column_keys)
     index = ValueIndex(secret, config.min_propagation_length, config.min_name_length)
     for column, rule in column_keys.items():
@@ -95,7 +107,7 @@ def scan_case(
     scanned: list[tuple[str, str, str]] = []  # (tool, path, text): findings counted later
     step_names = [str(s.get("name") or "") for s in row.get("steps") or []]
     for v in verbatim:
-        tool, where = tool_and_path(v.location, step_names, ())
+        tool, where = locate(v.location, step_names, ())
         fields[(tool, where, "verbatim" if v.fits else "verbatim_misfit")] += 1
         if not v.fits:
             scanned.append((tool, where, v.text))
@@ -103,14 +115,14 @@ def scan_case(
     for i, (slot, _) in enumerate(slots):
         if not slot.is_json:
             free_texts.append(slot.text)
-            tool, where = tool_and_path(slot.location, step_names, ())
+            tool, where = locate(slot.location, step_names, ())
             fields[(tool, where, "scanned")] += 1
             scanned.append((tool, where, slot.text))
             continue
-        tool, base = tool_and_path(slot.location, step_names, ())
+        tool, base = locate(slot.location, step_names, ())
         leaves, keys = leaves_and_keys(slot.parsed)
         for path, leaf in leaves:
-            where = _leaf_path(base, path)
+            where = leaf_path(base, path)
             rule = matcher.match(path)
             is_text = isinstance(leaf, str)
             if isinstance(rule, NonPersonalRule) and (not is_text or _BUSINESS_ID.match(leaf)):

@@ -9,21 +9,26 @@ pseudonym of any original whose pseudonym is another original, deterministically
 are taken in sorted order and each widening is checked against every original and every
 pseudonym already assigned.
 
-Across the run (other shards' tables), the guard works on keyed digests (``key_digests.py``):
-it reports the digests of its originals and pseudonyms, and a task redone with the run's
-digests (``RunKeys``) also widens a pseudonym that is an original of another table, choosing a
-widening that is neither an original nor a base pseudonym anywhere in the run.
+Across the run (other shards' tables) the guard also checks the run's key digests
+(``key_digests.RunKeys``, from the flow's key pass): a pseudonym that is an original of another
+table is widened too, to a widening that is neither an original nor a base pseudonym anywhere in
+the run, so every table takes the same decision for the same original.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from golden_distill.redaction.key_digests import KeyDigests, RunKeys, key_digest
+import numpy as np
+
+from golden_distill.redaction.key_digests import (
+    PublishedDigests,
+    RunKeys,
+    digest_array,
+    key_digest,
+)
 from golden_distill.redaction.key_rules import KeyRule
 from golden_distill.redaction.pseudonym import key_pseudonym
-
-_NONE: frozenset[bytes] = frozenset()
 
 
 class CollisionGuard:
@@ -35,43 +40,51 @@ class CollisionGuard:
         by_type: dict[KeyRule, set[str]] = {}
         for value, rule in keys:
             by_type.setdefault(rule, set()).add(value)
+        run = run or RunKeys()
         self._widen: dict[tuple[str, str], int] = {}
         self.widened = 0
-        originals: dict[str, set[bytes]] = {}
-        bases: dict[str, set[bytes]] = {}
-        published: dict[str, set[bytes]] = {}
+        #: originals of this table the run's digests do not hold (0 when the key pass saw
+        #: every chosen case; the flow reports it)
+        self.uncovered = 0
+        plain: list[int] = []
+        widened: list[int] = []
+        widened_bases: list[int] = []
+        skipped: list[int] = []
         for rule, values in by_type.items():
             kt = rule.key_type
-            run_originals = run.originals.get(kt, _NONE) if run else _NONE
-            run_bases = run.bases.get(kt, _NONE) if run else _NONE
-            base_of = {v: key_pseudonym(v, kt, secret, rule.prefix) for v in values}
+            ordered = sorted(values)
+            base_of = {v: key_pseudonym(v, kt, secret, rule.prefix) for v in ordered}
             used = set(base_of.values())
-            digest = {v: key_digest(secret, kt, v) for v in values}
-            base_digest = {v: key_digest(secret, kt, p) for v, p in base_of.items()}
-            originals.setdefault(kt, set()).update(digest.values())
-            bases.setdefault(kt, set()).update(base_digest.values())
-            out = published.setdefault(kt, set())
-            for value in sorted(values):
-                base = base_of[value]
-                if base not in values and base_digest[value] not in run_originals:
-                    out.add(base_digest[value])
+            base_digests = np.fromiter(
+                (key_digest(secret, kt, base_of[v]) for v in ordered), dtype=np.uint64
+            )
+            base_is_original = run.are_originals(base_digests)
+            if len(run.originals):
+                mine = np.fromiter((key_digest(secret, kt, v) for v in ordered), dtype=np.uint64)
+                self.uncovered += int((~run.are_originals(mine)).sum())
+            for value, digest, taken in zip(ordered, base_digests, base_is_original, strict=True):
+                if base_of[value] not in values and not taken:
+                    plain.append(int(digest))
                     continue
+                widened_bases.append(int(digest))
                 k = 1
                 while True:
                     wide = key_pseudonym(value, kt, secret, rule.prefix, k)
-                    if wide not in values and wide not in used:
-                        wide_digest = key_digest(secret, kt, wide)
-                        if wide_digest not in run_originals and wide_digest not in run_bases:
-                            break
+                    wide_digest = key_digest(secret, kt, wide)
+                    if wide not in values and wide not in used and not run.is_taken(wide_digest):
+                        break
+                    skipped.append(wide_digest)
                     k += 1
                 used.add(wide)
-                out.add(wide_digest)
+                widened.append(wide_digest)
                 self._widen[(kt, value)] = k
                 self.widened += 1
-        self.digests = KeyDigests(
-            originals={k: frozenset(v) for k, v in originals.items()},
-            bases={k: frozenset(v) for k, v in bases.items()},
-            published={k: frozenset(v) for k, v in published.items()},
+        self.published = PublishedDigests(
+            plain=digest_array(plain),
+            widened=digest_array(widened),
+            widened_bases=digest_array(widened_bases),
+            skipped=digest_array(skipped),
+            run_fingerprint=run.fingerprint if len(run.originals) else "",
         )
 
     def widen(self, value: str, key_type: str) -> int:

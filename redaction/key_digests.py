@@ -1,20 +1,23 @@
-"""Run-wide pseudonym collision check on keyed digests: no raw key leaves a redaction task.
+"""Run-wide pseudonym collision check on keyed digests: no raw key leaves a task.
 
-Each redaction task (one shard's chosen cases) widens a pseudonym that equals another original
-*of its own table* (``collisions.CollisionGuard``). Across the run, a pseudonym of shard A may
-still equal an original that only shard B holds. Each task therefore reports, per key type,
-keyed digests (HMAC-SHA256 under the pseudonym key, 16 bytes) of its originals, of their base
-pseudonyms and of the pseudonyms it published. The flow intersects them (``tasks_to_redo``):
-a task whose published pseudonym is another task's original (or, when widened, another task's
-base pseudonym) is redone with the run's digests (``RunKeys``) so its guard widens exactly as
-if it had seen every original of the run.
+A redaction task widens a pseudonym that equals another original (``collisions.
+CollisionGuard``), but a pseudonym of shard A may equal an original only shard B holds. So
+before any case is redacted, a key pass (``key_scan.KeyScanner``, no Presidio) reports the
+keyed digests of every original key of the chosen cases and of its base pseudonym; the flow
+merges them into one ``RunKeys`` (two sorted ``uint64`` arrays, ~16 bytes per distinct key:
+~25 MB for a million-session night) that every redaction task loads, so each guard widens as if
+it had seen every original of the run, in the first and only pass.
 
-Why one redo is enough: a task's decisions depend only on the run's originals and base
-pseudonyms, which a redo does not change. Why the same original gets the same pseudonym in
-every shard: under the run's digests every task takes the same decision for it (widen iff its
-base pseudonym is an original of the run; the smallest widening that is neither an original
-nor a base pseudonym of the run), and a first-pass decision that differs fails the check.
+Why every task takes the same decision for an original: the decision (widen iff the base
+pseudonym is an original of the run; the smallest widening that is neither an original nor a
+base pseudonym of the run) depends only on the value and on ``RunKeys``. Cases chosen later (a
+refused case's replacement) add originals: a task that ran with an older ``RunKeys`` reports
+its decisions (``PublishedDigests``) and is redone only if it would now decide differently
+(``needs_redo``): rare, because replacements are few. The same check lets a rerun reuse a
+cached redaction whose shard did not change even when another shard's keys did.
 
+Digests are HMAC-SHA256 under the pseudonym key truncated to 8 bytes: a false match (about one
+in 2^64 per pair) only widens a pseudonym that did not need it, identically in every task.
 Light on purpose (no Presidio import): the flow process uses it.
 """
 
@@ -22,77 +25,124 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+import io
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
-DIGEST_BYTES = 16
+import numpy as np
+
+DIGEST_BYTES = 8
+_EMPTY = np.zeros(0, dtype=np.uint64)
 
 
-def key_digest(secret: bytes, key_type: str, value: str) -> bytes:
+def key_digest(secret: bytes, key_type: str, value: str) -> int:
     """Keyed digest of one key value (an original or a pseudonym) of ``key_type``."""
     msg = f"key-collision\x1f{key_type}\x1f{value}".encode()
-    return hmac.new(secret, msg, hashlib.sha256).digest()[:DIGEST_BYTES]
+    return int.from_bytes(hmac.new(secret, msg, hashlib.sha256).digest()[:DIGEST_BYTES], "big")
 
 
-@dataclass(frozen=True)
+def digest_array(digests: Iterable[int]) -> np.ndarray:
+    """Sorted distinct digests (what ``np.searchsorted`` lookups need)."""
+    return np.unique(np.fromiter(digests, dtype=np.uint64))
+
+
+def _contains(sorted_digests: np.ndarray, digests: np.ndarray) -> np.ndarray:
+    """Per digest: whether it is in ``sorted_digests`` (vectorised binary search)."""
+    if not len(sorted_digests) or not len(digests):
+        return np.zeros(len(digests), dtype=bool)
+    at = np.searchsorted(sorted_digests, digests)
+    at[at == len(sorted_digests)] = 0
+    return sorted_digests[at] == digests
+
+
+@dataclass(frozen=True, eq=False)
 class KeyDigests:
-    """What one redaction task tells the run about its keys, per key type (digests only)."""
+    """What the key pass tells the run about one shard's chosen cases (digests only)."""
 
-    originals: dict[str, frozenset[bytes]] = field(default_factory=dict)
-    bases: dict[str, frozenset[bytes]] = field(default_factory=dict)  # base pseudonyms
-    published: dict[str, frozenset[bytes]] = field(default_factory=dict)  # after widening
+    originals: np.ndarray  # sorted distinct digests of original keys
+    bases: np.ndarray  # sorted distinct digests of their base (unwidened) pseudonyms
+
+    @property
+    def keys(self) -> int:
+        return len(self.originals)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunKeys:
-    """The run's digests a redone task checks its pseudonyms against, per key type."""
+    """Every original key of the run's chosen cases and its base pseudonym, as digests."""
 
-    originals: dict[str, frozenset[bytes]] = field(default_factory=dict)
-    bases: dict[str, frozenset[bytes]] = field(default_factory=dict)
+    originals: np.ndarray = field(default_factory=lambda: _EMPTY)
+    bases: np.ndarray = field(default_factory=lambda: _EMPTY)
 
+    @classmethod
+    def merge(cls, parts: Iterable[KeyDigests | RunKeys]) -> RunKeys:
+        parts = list(parts)
+        return cls(
+            originals=np.unique(np.concatenate([_EMPTY, *(p.originals for p in parts)])),
+            bases=np.unique(np.concatenate([_EMPTY, *(p.bases for p in parts)])),
+        )
+
+    def are_originals(self, digests: np.ndarray) -> np.ndarray:
+        return _contains(self.originals, digests)
+
+    def is_original(self, digest: int) -> bool:
+        return bool(self.are_originals(np.array([digest], dtype=np.uint64))[0])
+
+    def is_taken(self, digest: int) -> bool:
+        """An original or a base pseudonym of the run: a widening must be neither."""
+        d = np.array([digest], dtype=np.uint64)
+        return bool(_contains(self.originals, d)[0] or _contains(self.bases, d)[0])
+
+    @cached_property
     def fingerprint(self) -> str:
-        """A short stable digest of the whole content (for cache keys and folder names)."""
-        h = hashlib.sha256()
-        for name, part in (("o", self.originals), ("b", self.bases)):
-            for key_type in sorted(part):
-                h.update(f"\x1e{name}\x1f{key_type}\x1f".encode())
-                for d in sorted(part[key_type]):
-                    h.update(d)
+        """A short stable digest of the whole content (cache keys, folder names)."""
+        h = hashlib.sha256(b"run-keys-v2")
+        for part in (self.originals, self.bases):
+            h.update(len(part).to_bytes(8, "big"))
+            h.update(part.astype(">u8").tobytes())
         return h.hexdigest()
 
+    def to_bytes(self) -> bytes:
+        out = io.BytesIO()
+        np.savez(out, originals=self.originals, bases=self.bases)
+        return out.getvalue()
 
-def _union(parts: list[dict[str, frozenset[bytes]]]) -> dict[str, frozenset[bytes]]:
-    out: dict[str, set[bytes]] = {}
-    for part in parts:
-        for key_type, digests in part.items():
-            out.setdefault(key_type, set()).update(digests)
-    return {k: frozenset(v) for k, v in out.items()}
+    @classmethod
+    def from_bytes(cls, data: bytes) -> RunKeys:
+        with np.load(io.BytesIO(data), allow_pickle=False) as saved:
+            return cls(
+                originals=saved["originals"].astype(np.uint64),
+                bases=saved["bases"].astype(np.uint64),
+            )
 
 
-def run_keys(reports: list[KeyDigests]) -> RunKeys:
-    return RunKeys(
-        originals=_union([r.originals for r in reports]),
-        bases=_union([r.bases for r in reports]),
+@dataclass(frozen=True, eq=False)
+class PublishedDigests:
+    """The decisions one redaction task took, as digests: enough to tell, against another
+    ``RunKeys`` (a later round's, or a rerun's when one shard changed), whether the task would
+    decide the same (its cached output stands) or must be redone."""
+
+    plain: np.ndarray  # base pseudonyms published as they are
+    widened: np.ndarray  # widened pseudonyms published
+    widened_bases: np.ndarray  # base pseudonyms it widened (an original of the run or table)
+    skipped: np.ndarray  # widenings it passed over (taken in the run or table)
+    run_fingerprint: str  # the ``RunKeys`` the task ran with ("" for none)
+
+
+def needs_redo(published: PublishedDigests, run: RunKeys) -> bool:
+    """Whether a task that ran with other key digests than ``run`` would decide differently
+    under ``run``: a base pseudonym it kept is an original now, one it widened is not any
+    more, a widening it chose is taken now, or one it passed over is free now."""
+    if published.run_fingerprint == run.fingerprint:
+        return False  # it ran with exactly these digests
+
+    def taken(digests: np.ndarray) -> np.ndarray:
+        return run.are_originals(digests) | _contains(run.bases, digests)
+
+    return bool(
+        run.are_originals(published.plain).any()
+        or not run.are_originals(published.widened_bases).all()
+        or taken(published.widened).any()
+        or not taken(published.skipped).all()
     )
-
-
-def collides(report: KeyDigests, run: RunKeys) -> bool:
-    """Whether a pseudonym the task published is an original of the run (or, widened, a base
-    pseudonym of the run): its first pass did not see every original."""
-    for key_type, published in report.published.items():
-        originals = run.originals.get(key_type, frozenset())
-        bases = report.bases.get(key_type, frozenset())
-        plain = published & bases
-        widened = published - bases
-        if plain & originals:
-            return True
-        if widened and widened & (originals | run.bases.get(key_type, frozenset())):
-            return True
-    return False
-
-
-def tasks_to_redo(reports: Mapping[int, KeyDigests | None]) -> tuple[RunKeys, list[int]]:
-    """The run's digests and the tasks (by index) whose pseudonyms collide across the run."""
-    run = run_keys([r for r in reports.values() if r is not None])
-    redo = [i for i, r in sorted(reports.items()) if r is not None and collides(r, run)]
-    return run, redo

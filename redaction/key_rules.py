@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
 
 from golden_distill.redaction.config import KeyField, RedactionConfig
 
@@ -86,6 +86,12 @@ class RuleMatcher:
             self._rules.append((_compile(pattern), NonPersonalRule()))
         self._depth = max((len(parts) for parts, _ in self._rules), default=1)
         self._cache: dict[Path, Rule | None] = {}
+        # every rule needs its last part to match the path's last key: one regex rules out, for
+        # keys no rule names (ids used as object keys, "order:ORD-1"), all but the few rules
+        # ending in "*" ("address.*"), without a cache entry per key
+        lasts = sorted({parts[-1] for parts, _ in self._rules if parts[-1] != "*"})
+        self._any_last = re.compile("|".join(f"(?:{translate(p)})" for p in lasts) or "(?!)")
+        self._wild_last = [(parts, rule) for parts, rule in self._rules if parts[-1] == "*"]
 
     def _key_rule(self, kf: KeyField) -> KeyRule:
         rule = KeyRule(kf.key_type, kf.prefix)
@@ -100,6 +106,8 @@ class RuleMatcher:
             return self._cache[tail]
         except KeyError:
             pass
+        if not self._any_last.match(str(tail[-1]).lower()):
+            return next((r for parts, r in self._wild_last if _tail_matches(parts, tail)), None)
         found = next((rule for parts, rule in self._rules if _tail_matches(parts, tail)), None)
         if len(self._cache) < 100_000:
             self._cache[tail] = found

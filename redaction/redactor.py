@@ -16,7 +16,6 @@ values) lives in objects the call creates and drops.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from golden_distill.datasets.canonical_json import canonical_args_sha256, normal
 from golden_distill.datasets.tenant_opt_out import OPTED_OUT, TenantOptOut
 from golden_distill.redaction.analyzer import TextAnalyzer
 from golden_distill.redaction.case_inventory import case_inventory, verifier_fields
-from golden_distill.redaction.case_scan import CaseScan, scan_case
+from golden_distill.redaction.case_scan import CaseScan
 from golden_distill.redaction.collisions import CollisionGuard
 from golden_distill.redaction.config import FLOOR_RECOGNIZERS, RedactionConfig
 from golden_distill.redaction.findings_cache import FindingsCache
@@ -36,8 +35,8 @@ from golden_distill.redaction.inventory import FieldKey
 from golden_distill.redaction.json_rewrite import JsonSlotRewriter
 from golden_distill.redaction.key_rules import (
     KeyRule,
-    RuleMatcher,
 )
+from golden_distill.redaction.key_scan import KeyScanner
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.name_dictionary import is_dictionary_name, names_in
 from golden_distill.redaction.propagation import make_anonymizer
@@ -47,9 +46,6 @@ from golden_distill.redaction.verify import ScrubbedField, verify_scrubbed
 
 STAGE = "redaction"
 UNKNOWN_IDENTIFIER = "unknown_identifier"
-#: Key type of identifier-shaped values no rule classifies (one namespace, so one value reads
-#: the same wherever it appears).
-UNKNOWN_ID_TYPE = "id"
 REDACTION_ERROR = "redaction_error"
 
 
@@ -90,25 +86,16 @@ class Redactor:
         self.key = key
         self.volatile_keys = None if volatile_keys is None else sorted(volatile_keys)
         self._volatile = normalise_volatile_keys(self.volatile_keys)
-        self.matcher = RuleMatcher(config)
+        self.scanner = KeyScanner(config, key.secret)
+        self.matcher = self.scanner.matcher
+        self.column_keys = self.scanner.column_keys
         self.analyzer = TextAnalyzer(config)
         # the verifier's floor: recognizers the config dropped, plus Presidio's predefined
         missing = [SPECS[n] for n in FLOOR_RECOGNIZERS if n not in config.recognizers]
         self.verify_extra = TextAnalyzer(config, [*missing, PREDEFINED])
         self.anonymizer = make_anonymizer()
         self.scan_threshold = min(config.score_threshold, config.verify_threshold)
-        self.column_keys: dict[str, KeyRule] = {}
-        self.text_patterns: list[tuple[re.Pattern[str], KeyRule]] = []
-        for kf in config.key_fields:
-            rule = self.matcher.key_rules[kf.key_type]
-            for column in kf.columns:
-                self.column_keys[column] = rule
-            if kf.text_pattern:
-                self.text_patterns.append(
-                    (re.compile(rf"(?<![0-9])(?:{kf.text_pattern})(?![0-9A-Za-z])"), rule)
-                )
         self.opt_out = TenantOptOut.of(opt_out_tenants)
-        self.id_rule = KeyRule(UNKNOWN_ID_TYPE, None)
 
     @classmethod
     def from_config(
@@ -138,14 +125,7 @@ class Redactor:
     # -- the three phases ----------------------------------------------------------------
     def scan(self, row: dict[str, Any]) -> CaseScan:
         """Structural pass over every leaf (``case_scan.scan_case``)."""
-        return scan_case(
-            row,
-            config=self.config,
-            secret=self.key.secret,
-            matcher=self.matcher,
-            column_keys=self.column_keys,
-            text_patterns=self.text_patterns,
-        )
+        return self.scanner.scan(row)
 
     def absorb_findings(self, scan: CaseScan, findings: FindingsCache) -> None:
         """Add the free-text findings of a scanned case to its known values."""
@@ -159,7 +139,7 @@ class Redactor:
         if self.config.unknown_identifiers == "pseudonymise":
             for value in scan.unknown_ids:
                 if value.casefold() not in scan.index.pii and value not in scan.non_personal:
-                    scan.index.add_key(value, self.id_rule)
+                    scan.index.add_key(value, self.scanner.id_rule)
         scan.absorbed = True
 
     def add_dictionary_names(self, scan: CaseScan, names: frozenset[str]) -> None:

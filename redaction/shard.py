@@ -23,7 +23,7 @@ import pyarrow as pa
 from golden_distill.datasets.quarantine import QuarantineEntry
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.redaction.collisions import CollisionGuard
-from golden_distill.redaction.key_digests import KeyDigests, RunKeys
+from golden_distill.redaction.key_digests import PublishedDigests, RunKeys
 from golden_distill.redaction.redactor import STAGE, Redactor, keys_of
 
 DEFAULT_BATCH_CASES = 1_000
@@ -93,8 +93,10 @@ class ShardRedactionResult:
     key_id: str = ""
     #: field inventory (``inventory.py``): (tool, path, handling) -> count, never values
     inventory: Counter[tuple[str, str, str]] = field(default_factory=Counter)
-    #: keyed digests of the table's keys and pseudonyms, for the run-wide collision check
-    key_digests: KeyDigests | None = None
+    #: digests of the pseudonyms it published, for the run-wide collision check
+    published_keys: PublishedDigests | None = None
+    #: original keys the run's digests did not hold (0 when the key pass saw this table)
+    uncovered_keys: int = 0
 
     @property
     def cases_out(self) -> int:
@@ -118,7 +120,8 @@ def redact_table(
     run_keys: RunKeys | None = None,
 ) -> ShardRedactionResult:
     """Redact every case of ``table``; quarantined cases are dropped from the output table.
-    ``run_keys``: the run's key digests, when the run-wide collision check asks for a redo."""
+    ``run_keys``: the run's key digests (the flow's key pass), so no pseudonym equals an
+    original of another table."""
     started = time.perf_counter()
     with _gc_paused():
         # the work is a function of its own so that everything it built (scans, the findings
@@ -180,5 +183,6 @@ def _redact_batches(
         cases_in=table.num_rows,
         key_id=redactor.key_id,
         inventory=inventory,
-        key_digests=guard.digests,
+        published_keys=guard.published,
+        uncovered_keys=guard.uncovered,
     )

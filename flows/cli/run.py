@@ -71,6 +71,7 @@ class _Display:
         )
         self.task_id: Any = None
         self.redact_id: Any = None
+        self.keys_id: Any = None
         self.cached = 0
         self.published: dict[str, Any] = {}
 
@@ -79,6 +80,7 @@ class _Display:
             self.progress.start()
             self.task_id = self.progress.add_task("shards", total=data["total"], note="")
             self.redact_id = None
+            self.keys_id = None
         elif event == "shard_done" and self.task_id is not None:
             self.cached += bool(data.get("cached"))
             note = f"{data['selected']:,} cases selected so far"
@@ -87,6 +89,13 @@ class _Display:
             self.progress.update(self.task_id, completed=data["done"], note=note)
         elif event == "selected":
             self.progress.console.print(f"after dedup and quotas: {data['selected']:,} cases")
+        elif event == "keys_done":  # the key pass before redaction (flows/tasks/keys.py)
+            if self.keys_id is None:
+                self.keys_id = self.progress.add_task("keys", total=data["total"], note="")
+            note = "original keys listed (collision check)"
+            self.progress.update(
+                self.keys_id, completed=data["done"], total=data["total"], note=note
+            )
         elif event == "redact_done":
             if self.redact_id is None:
                 self.redact_id = self.progress.add_task("redact", total=data["total"], note="")

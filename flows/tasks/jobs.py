@@ -15,7 +15,7 @@ from typing import Any
 
 from golden_distill.datasets.sources.discovery import Shard
 from golden_distill.flows.config import PipelineConfig
-from golden_distill.redaction.key_digests import KeyDigests, RunKeys
+from golden_distill.redaction.key_digests import PublishedDigests
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,9 @@ class RedactJob:
     cache_key: str | None
     key_id: str | None = None
     pipeline_version: str = ""
-    #: set on a redo by the run-wide collision check: the run's key digests (no raw keys)
-    run_keys: RunKeys | None = None
+    #: the run's merged key digests (flows/tasks/keys.py; no raw keys), so no pseudonym this
+    #: task publishes is an original of another shard
+    run_keys_path: str | None = None
 
 
 @dataclass
@@ -78,8 +79,11 @@ class RedactResult:
     quarantined: dict[str, str] = field(default_factory=dict)  # case_id -> reason
     stats: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
-    #: keyed digests of this task's keys and pseudonyms (``redaction/key_digests.py``)
-    key_digests: KeyDigests | None = None
+    #: digests of the pseudonyms it published (``redaction/key_digests.py``), checked against
+    #: the run's final key digests when replacements added keys after this task ran
+    published_keys: PublishedDigests | None = None
+    #: the run key digests it ran with (``RedactJob.run_keys_path``)
+    run_keys_path: str | None = None
     #: a redo's first pass (cache key, redacted file): kept by work-folder pruning so a rerun
     #: takes both from the cache
     superseded: tuple[str | None, str] | None = None

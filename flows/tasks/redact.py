@@ -23,17 +23,20 @@ from golden_distill.datasets.quarantine import Quarantine
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
+from golden_distill.flows.tasks.keys import load_run_keys, run_key
 from golden_distill.flows.tasks.shard import check_same_code
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
 from golden_distill.redaction.inventory import to_nested
-from golden_distill.redaction.key_digests import KeyDigests, RunKeys, tasks_to_redo
-from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
+from golden_distill.redaction.key_digests import PublishedDigests, RunKeys, needs_redo
 
 
 def redact_cache_key(
     shard_key: str | None, case_ids: tuple[str, ...], key_id: str | None
 ) -> str | None:
+    """Not keyed by the run's key digests on purpose: a cached redaction of an unchanged shard
+    stands when another shard's keys changed, unless it would now decide differently
+    (``collision_redo_jobs``)."""
     if shard_key is None:
         return None
     digest = hashlib.sha256(shard_key.encode())
@@ -65,13 +68,7 @@ def _redactor(config: PipelineConfig, expected_key_id: str | None) -> Any:
     from golden_distill.redaction.redactor import Redactor
 
     red = config.redaction
-    key = resolve_key(secret_block=red.key_secret_block, local_key_file=red.local_key_file).key
-    if expected_key_id is not None and key.key_id != expected_key_id:
-        # A worker with another key would publish pseudonyms inconsistent with the rest. Ids
-        # only (never key material), so the message is safe to show.
-        raise PseudonymKeyError(
-            f"this worker's pseudonym key is {key.key_id}, the run's is {expected_key_id}"
-        )
+    key = run_key(config, expected_key_id)
     return Redactor.from_config(red, key, config.ingest.volatile_keys)
 
 
@@ -81,10 +78,10 @@ def redact_candidates(
     quarantine_path: Path,
     key_id: str | None,
     run_keys: RunKeys | None = None,
-) -> tuple[pa.Table, dict[str, str], dict[str, Any], KeyDigests | None]:
+) -> tuple[pa.Table, dict[str, str], dict[str, Any], PublishedDigests | None]:
     """Scrub and verify every candidate (fail closed). Returns the redacted rows, the ids of
     quarantined candidates with their reason (also appended to the shard's quarantine file),
-    counts per entity type / per reason, and the keyed digests of the keys (collision check)."""
+    counts per entity type / per reason, and the digests of the published pseudonyms."""
     from golden_distill.redaction.shard import redact_table  # local: Presidio, see _redactor
 
     result = redact_table(candidates, _redactor(config, key_id), run_keys=run_keys)
@@ -95,9 +92,10 @@ def redact_candidates(
         "redaction": {str(k): int(v) for k, v in result.entity_counts.items()},
         "redaction_quarantined": {str(k): int(v) for k, v in result.reasons.items()},
         "field_inventory": to_nested(result.inventory),
+        "keys_not_in_run_keys": result.uncovered_keys,
     }
     quarantined = {q.case_id: q.reason for q in result.quarantined}
-    return result.table, quarantined, stats, result.key_digests
+    return result.table, quarantined, stats, result.published_keys
 
 
 def _run(job: RedactJob) -> RedactResult:
@@ -124,8 +122,9 @@ def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
     quarantine_path = out / "quarantine.jsonl"
     quarantine_path.touch(mode=0o600)  # present even when empty: cached results check files
     work.make_private(out, [quarantine_path], stop_at=out.parent)
-    redacted, quarantined, stats, digests = timed(
-        "redact", redact_candidates, chosen, job.config, quarantine_path, job.key_id, job.run_keys
+    run_keys = timed("redact", load_run_keys, work, job.run_keys_path)
+    redacted, quarantined, stats, published = timed(
+        "redact", redact_candidates, chosen, job.config, quarantine_path, job.key_id, run_keys
     )
     redacted_path = out / "redacted.parquet"
     timed("write", pq.write_table, to_golden(redacted), redacted_path)
@@ -139,7 +138,8 @@ def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
         quarantined=quarantined,
         stats=stats,
         seconds=time.perf_counter() - started,
-        key_digests=digests,
+        published_keys=published,
+        run_keys_path=job.run_keys_path,
     )
 
 
@@ -154,22 +154,22 @@ def redact_shard(job: RedactJob) -> RedactResult:
     return _run(job)
 
 
-def collision_redo_jobs(jobs: list[RedactJob], results: list[RedactResult]) -> list[RedactJob]:
-    """The run-wide pseudonym collision check (``redaction/key_digests.py``): the jobs whose
-    published pseudonyms collide with another task's originals, to be redone with the run's key
-    digests (their own cache key and folder). Empty almost always."""
+def collision_redo_jobs(
+    jobs: list[RedactJob], results: list[RedactResult], run: RunKeys, run_keys_path: str
+) -> list[RedactJob]:
+    """The jobs that ran before the run's final key digests were known (a later round's
+    replacements added originals) and published a pseudonym that is one of them: redone with
+    the final digests, under their own cache key and folder. Empty almost always."""
     by_index = {job.index: job for job in jobs}
-    run, redo = tasks_to_redo({r.index: r.key_digests for r in results})
-    if not redo:
-        return []
-    fingerprint = run.fingerprint()
     out = []
-    for index in redo:
-        job = by_index[index]
+    for result in results:
+        if result.published_keys is None or not needs_redo(result.published_keys, run):
+            continue
+        job = by_index[result.index]
         key = None
         if job.cache_key is not None:
-            key = hashlib.sha256(f"{job.cache_key}\x1f{fingerprint}".encode()).hexdigest()
+            key = hashlib.sha256(f"{job.cache_key}\x1f{run.fingerprint}".encode()).hexdigest()
         folder = f"redacted-{key[:16]}" if key else f"redacted-{time.time_ns()}-collisions"
         out_dir = WorkFolder.next_to(job.out_dir, folder)
-        out.append(replace(job, run_keys=run, cache_key=key, out_dir=out_dir))
+        out.append(replace(job, run_keys_path=run_keys_path, cache_key=key, out_dir=out_dir))
     return out

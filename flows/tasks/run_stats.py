@@ -41,7 +41,9 @@ def merge_redaction_stats(results: Iterable[RedactResult]) -> dict[str, Any]:
     refused: Counter[str] = Counter()
     inventory: Counter[tuple[str, str, str]] = Counter()
     seconds = 0.0
+    uncovered = 0
     for result in results:
+        uncovered += int(result.stats.get("keys_not_in_run_keys") or 0)
         inventory.update(from_nested(result.stats.get("field_inventory") or {}))
         entities.update(result.stats.get("redaction") or {})
         refused.update(result.stats.get("redaction_quarantined") or {})
@@ -51,6 +53,8 @@ def merge_redaction_stats(results: Iterable[RedactResult]) -> dict[str, Any]:
         "redaction_quarantined": dict(refused),
         "field_inventory": to_nested(inventory),
         "redact_task_seconds": round(seconds, 3),
+        # original keys a redaction met that the key pass had not listed: 0 unless a bug
+        "keys_not_in_run_keys": uncovered,
     }
 
 

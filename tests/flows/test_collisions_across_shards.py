@@ -1,9 +1,10 @@
 """Pseudonyms never collide across a run: two shards, a three-digit key space, `golden run`.
 
-Each shard's redaction only sees its own originals, so a tenant pseudonym made in shard A can be
-the real id of a tenant that only shard B holds. The run-wide check (keyed digests, no raw keys
-outside the redaction tasks) finds those and redoes the shard: published pseudonyms are never an
-original of the run, never shared by two originals, and the same in both shards.
+Each shard's redaction only sees its own cases, so a tenant pseudonym made in shard A could be
+the real id of a tenant that only shard B holds. The key pass before redaction (keyed digests,
+no raw keys outside the tasks) gives every redaction task the run's originals, so in one pass
+published pseudonyms are never an original of the run, never shared by two originals, and the
+same in both shards.
 """
 
 from __future__ import annotations
@@ -119,3 +120,7 @@ def test_pseudonyms_never_collide_across_shards(tmp_path: Path) -> None:
     assert len(published) >= 0.9 * len(originals)
     assert len(set(published.values())) == len(published)  # never shared
     assert not set(published.values()) & originals  # never another original of the run
+    # in one pass: one key pass and one redaction per shard, nothing redone
+    work = tmp_path / "work"
+    assert len(list(work.rglob("redacted-*"))) == 2
+    assert len(list(work.glob("run-keys/*.npz"))) == 1

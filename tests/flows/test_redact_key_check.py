@@ -13,8 +13,9 @@ import pytest
 
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.flows.config import PipelineConfig
-from golden_distill.flows.distill import _redact_jobs
+from golden_distill.flows.distill import _chosen_by_shard, _keys_jobs, _redact_jobs
 from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.tasks.keys import collect_keys
 from golden_distill.flows.tasks.redact import redact_shard
 from golden_distill.redaction.keys import ENV_VAR, PseudonymKey
 
@@ -22,7 +23,7 @@ RUN_SECRET = b"the-runs-pseudonym-key-0123456789abcdef"
 WORKER_SECRET = b"a-workers-other-pseudonym-key-0123456789"
 
 
-def _jobs(tmp_path: Path, key_id: str) -> list:
+def _chosen(tmp_path: Path, key_id: str) -> tuple[SimpleNamespace, list]:
     candidates = tmp_path / "candidates.parquet"
     rows = [{"case_id": f"c_{i}", "tenant_id": "t-acme", "user_input": "hi"} for i in range(3)]
     pq.write_table(pa.Table.from_pylist(rows, schema=CASE_SCHEMA), candidates)
@@ -37,7 +38,12 @@ def _jobs(tmp_path: Path, key_id: str) -> list:
     )
     prepared = SimpleNamespace(resolved=SimpleNamespace(config=PipelineConfig()), key_id=key_id)
     ids = pl.Series(["c_0", "c_2"], dtype=pl.String)
-    return _redact_jobs(prepared, [shard], ids, set(), 0)
+    return prepared, _chosen_by_shard(prepared, [shard], ids, set())
+
+
+def _jobs(tmp_path: Path, key_id: str) -> list:
+    prepared, chosen = _chosen(tmp_path, key_id)
+    return _redact_jobs(prepared, chosen, 0, "")
 
 
 def test_redact_jobs_carry_the_runs_key_id(tmp_path: Path):
@@ -58,3 +64,16 @@ def test_a_worker_with_another_key_refuses(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv(ENV_VAR, RUN_SECRET.decode())  # the run's own key: redaction proceeds
     result = redact_shard.fn(job)
     assert Path(result.redacted_path).exists()
+
+
+def test_the_key_pass_refuses_another_key_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    run_key_id = PseudonymKey(RUN_SECRET, "env").key_id
+    prepared, chosen = _chosen(tmp_path, run_key_id)
+    (job,) = _keys_jobs(prepared, chosen, 0)
+    assert job.case_ids == ("c_0", "c_2") and job.key_id == run_key_id
+    monkeypatch.setenv(ENV_VAR, WORKER_SECRET.decode())
+    with pytest.raises(RuntimeError, match="pseudonym key"):
+        collect_keys.fn(job)
+    monkeypatch.setenv(ENV_VAR, RUN_SECRET.decode())
+    result = collect_keys.fn(job)
+    assert result.cases == 2 and result.digests.keys >= 1  # the tenant key of both cases

@@ -6,16 +6,20 @@ from __future__ import annotations
 import random
 import re
 
+import numpy as np
 import pyarrow as pa
 
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.redaction.collisions import CollisionGuard
-from golden_distill.redaction.key_digests import tasks_to_redo
-from golden_distill.redaction.key_rules import KeyRule
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.key_digests import RunKeys, needs_redo
+from golden_distill.redaction.key_rules import KeyRule, RuleMatcher
+from golden_distill.redaction.key_scan import KeyScanner
 from golden_distill.redaction.pseudonym import key_pseudonym
 from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.shard import redact_table
 
+_TENANT = RuleMatcher(RedactionConfig()).key_rules["tenant"]
 SECRET = b"collision-test-Rt5Yu9Io2Pa6Sd0Fg4Hj8Kl3Zx7Cv1Bn"
 
 
@@ -76,7 +80,11 @@ def _tenant_table(make_case, tenants: list[str], start: int) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=CASE_SCHEMA)
 
 
-def test_run_wide_check_redoes_a_table_whose_pseudonym_is_another_tables_original(
+def _key_pass(redactor: Redactor, table: pa.Table):
+    return KeyScanner(redactor.config, redactor.key.secret).digests(table.to_pylist())
+
+
+def test_run_keys_settle_collisions_across_tables_in_one_pass(
     make_case, redactor: Redactor
 ) -> None:
     rng = random.Random(5)
@@ -84,9 +92,7 @@ def test_run_wide_check_redoes_a_table_whose_pseudonym_is_another_tables_origina
     shard_a = [f"tenant-{i:03d}" for i in numbers[:160]]
     shard_b = [f"tenant-{i:03d}" for i in numbers[140:]]  # 20 tenants in both
     tables = {0: _tenant_table(make_case, shard_a, 0), 1: _tenant_table(make_case, shard_b, 500)}
-    first = {i: redact_table(t, redactor) for i, t in tables.items()}
-    run, redo = tasks_to_redo({i: r.key_digests for i, r in first.items()})
-    assert redo == [0, 1]  # each table alone publishes some real tenant id of the other
+    originals = set(shard_a) | set(shard_b)
 
     def pairs(results: dict) -> set[tuple[str, str]]:
         return {
@@ -95,25 +101,52 @@ def test_run_wide_check_redoes_a_table_whose_pseudonym_is_another_tables_origina
             for before, after in zip(tables[i].to_pylist(), result.table.to_pylist(), strict=True)
         }
 
-    originals = set(shard_a) | set(shard_b)
-    # first pass (per-table guards only): some published pseudonym is a real tenant of the run
-    assert {pseudo for _, pseudo in pairs(first)} & originals
-    again = {i: redact_table(tables[i], redactor, run_keys=run) for i in redo}
-    mapping = dict(pairs(again))
-    assert len(mapping) == len(pairs(again))  # the same original: one pseudonym in both tables
+    # the premise: per-table guards alone publish some real tenant id of the other table
+    alone = {i: redact_table(t, redactor) for i, t in tables.items()}
+    assert {pseudo for _, pseudo in pairs(alone)} & originals
+
+    run = RunKeys.merge(_key_pass(redactor, t) for t in tables.values())
+    assert len(run.originals) >= len(originals)  # a superset: other key types count too
+    done = {i: redact_table(t, redactor, run_keys=run) for i, t in tables.items()}
+    mapping = dict(pairs(done))
+    assert len(mapping) == len(pairs(done))  # the same original: one pseudonym in both tables
     assert set(mapping) == originals
     assert len(set(mapping.values())) == len(originals)  # never shared
     assert not set(mapping.values()) & originals  # never another original of the run
-    _, redo_again = tasks_to_redo({i: r.key_digests for i, r in again.items()})
-    assert redo_again == []  # one redo settles it
+    for result in done.values():
+        assert result.uncovered_keys == 0  # the key pass listed every key redaction met
+        assert result.published_keys.run_fingerprint == run.fingerprint
+        assert not needs_redo(result.published_keys, run)
+    # the per-table results would have to be redone under the run's keys
+    assert any(needs_redo(r.published_keys, run) for r in alone.values())
     # digests only: no raw key crosses the task boundary
-    report = again[0].key_digests
-    assert report is not None
-    everything = [
-        d
-        for part in (report.originals, report.bases, report.published)
-        for ds in part.values()
-        for d in ds
-    ]
-    assert everything and all(isinstance(d, bytes) and len(d) == 16 for d in everything)
-    assert not any(t.encode() in d for t in originals for d in everything)
+    report = done[0].published_keys
+    for part in (report.plain, report.widened, report.widened_bases):
+        assert part.dtype == np.uint64
+    assert len(report.widened) > 0
+
+
+def test_a_cached_redaction_stands_unless_new_keys_change_its_decisions(
+    make_case, redactor: Redactor
+) -> None:
+    secret, prefix = redactor.key.secret, _TENANT.prefix
+    rng = random.Random(9)
+    numbers = rng.sample(range(1000), 400)
+    table = _tenant_table(make_case, [f"tenant-{i:03d}" for i in numbers[:200]], 0)
+    before = RunKeys.merge([_key_pass(redactor, table)])
+    cached = redact_table(table, redactor, run_keys=before).published_keys
+    bases = {key_pseudonym(f"tenant-{i:03d}", "tenant", secret, prefix) for i in numbers[:200]}
+    rest = [f"tenant-{i:03d}" for i in numbers[200:]]
+    # another shard brings a tenant that is one of this table's published pseudonyms
+    hit = next(t for t in rest if t in bases)
+    other = _tenant_table(make_case, [hit], 900)
+    assert needs_redo(cached, RunKeys.merge([before, _key_pass(redactor, other)]))
+    # ... or one that none of its decisions depends on: the cached output stands
+    widened = {
+        key_pseudonym(f"tenant-{i:03d}", "tenant", secret, prefix, k)
+        for i in numbers[:200]
+        for k in (1, 2)
+    }
+    free = next(t for t in rest if t not in bases and t not in widened)
+    unrelated = _tenant_table(make_case, [free], 950)
+    assert not needs_redo(cached, RunKeys.merge([before, _key_pass(redactor, unrelated)]))

@@ -25,3 +25,26 @@ def test_key_fields_win_over_personal_rules() -> None:
     cfg = RedactionConfig(key_rules={"*id": "ID_CARD"})
     rule = RuleMatcher(cfg).match(("user_id",))
     assert isinstance(rule, KeyRule) and rule.key_type == "user"
+
+
+def test_the_last_key_prefilter_never_changes_a_decision() -> None:
+    """``match`` skips, by one regex over the rules' last parts, the rules that cannot own a
+    path; it must decide exactly as trying every rule in order would."""
+    from golden_distill.redaction.key_rules import _tail_matches
+
+    m = RuleMatcher(RedactionConfig())
+    keys = ["order:ORD-1", "Email", "homePhone", "id", "city", "x", "card_no", "3", "tel", "sku"]
+    parents = ["", "customer", "address", "billTo", "payment_methods", "items", "orders"]
+    checked = 0
+    for parent in parents:
+        for grand in ("", "user"):
+            for key in keys:
+                path = tuple(p for p in (grand, parent, key) if p)
+                brute = next(
+                    (rule for parts, rule in m._rules if _tail_matches(parts, path[-m._depth :])),
+                    None,
+                )
+                assert m.match(path) == brute, path
+                checked += 1
+    assert checked == len(parents) * 2 * len(keys)
+    assert m.match(("billTo", "address", "order:ORD-1")) == PiiRule("ADDRESS")  # "address.*"

@@ -1,0 +1,79 @@
+"""The structural pass with its rule tables, and the key pass the flow runs before redaction.
+
+``KeyScanner`` owns what ``case_scan.scan_case`` needs (the rule matcher, key columns, key text
+patterns) so the redactor and the flow's key pass scan a case identically. The key pass needs
+no Presidio: it lists every original key a case's redaction could pseudonymise (a superset:
+every identifier-shaped value under an unclassified key counts, even one the analyzer will later
+call personal), and turns them into keyed digests (``key_digests.KeyDigests``) so the run-wide
+collision check is known before the first case is redacted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from golden_distill.redaction.case_scan import CaseScan, scan_case
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.key_digests import KeyDigests, digest_array, key_digest
+from golden_distill.redaction.key_rules import KeyRule, RuleMatcher
+from golden_distill.redaction.pseudonym import key_pseudonym
+
+#: Key type of identifier-shaped values no rule classifies (one namespace, so one value reads
+#: the same wherever it appears).
+UNKNOWN_ID_TYPE = "id"
+
+
+class KeyScanner:
+    """Scans cases structurally (``scan_case``) and lists their original keys."""
+
+    def __init__(self, config: RedactionConfig, secret: bytes) -> None:
+        self.config = config
+        self.secret = secret
+        self.matcher = RuleMatcher(config)
+        self.column_keys: dict[str, KeyRule] = {}
+        self.text_patterns: list[tuple[re.Pattern[str], KeyRule]] = []
+        for kf in config.key_fields:
+            rule = self.matcher.key_rules[kf.key_type]
+            for column in kf.columns:
+                self.column_keys[column] = rule
+            if kf.text_pattern:
+                self.text_patterns.append(
+                    (re.compile(rf"(?<![0-9])(?:{kf.text_pattern})(?![0-9A-Za-z])"), rule)
+                )
+        self.id_rule = KeyRule(UNKNOWN_ID_TYPE, None)
+
+    def scan(self, row: dict[str, Any], inventory: bool = True) -> CaseScan:
+        """Structural pass over every leaf (``case_scan.scan_case``)."""
+        return scan_case(
+            row,
+            config=self.config,
+            secret=self.secret,
+            matcher=self.matcher,
+            column_keys=self.column_keys,
+            text_patterns=self.text_patterns,
+            inventory=inventory,
+        )
+
+    def keys(self, row: dict[str, Any]) -> set[tuple[str, KeyRule]]:
+        """Every (original, rule) the case's redaction could pseudonymise."""
+        scan = self.scan(row, inventory=False)
+        found = set(scan.index.keys.items())
+        if self.config.unknown_identifiers == "pseudonymise":
+            found.update((value, self.id_rule) for value in scan.unknown_ids)
+        return found
+
+    def digests(self, rows: Iterable[dict[str, Any]]) -> KeyDigests:
+        """Digests of every original key of ``rows`` and of its base pseudonym."""
+        pairs: set[tuple[str, KeyRule]] = set()
+        for row in rows:
+            pairs |= self.keys(row)
+        originals = []
+        bases = []
+        for value, rule in pairs:
+            kt = rule.key_type
+            originals.append(key_digest(self.secret, kt, value))
+            base = key_pseudonym(value, kt, self.secret, rule.prefix)
+            bases.append(key_digest(self.secret, kt, base))
+        return KeyDigests(originals=digest_array(originals), bases=digest_array(bases))
