@@ -64,12 +64,13 @@ def _restore_env(name: str, previous: str | None) -> None:
         os.environ[name] = previous
 
 
-#: Tasks a pool worker runs before it is replaced by a fresh one. A long-lived worker keeps
-#: what its tasks left behind (fragmented heap, caches: measured ~25 MB more per redact task),
-#: so at 100 tasks per worker (2M sessions) it sat ~0.3 GB above one at 5 tasks (100k): the
-#: process tree's peak grew with the number of shards. A fresh process costs its imports
-#: (~2-3 s of CPU) once per this many tasks.
-TASKS_PER_WORKER = 5
+#: Tasks a pool worker runs before it is replaced by a fresh one: a cap on what a long-lived
+#: worker keeps from its tasks (fragmented heap, caches; ~25 MB more after each redact task in
+#: one process, measured before the run-wide key pass). A fresh worker costs its imports and
+#: Presidio's load (a few seconds of CPU), so the cap is loose: at 1M sessions (~150 tasks per
+#: worker over the phases) a worker is replaced about three times; phases already start with
+#: fresh workers (``ShardRunners.release``).
+TASKS_PER_WORKER = 50
 
 
 class _RefillingExecutor(ProcessPoolExecutor):

@@ -73,7 +73,18 @@ class Clustering:
     stats: ClusterStats
 
 
-def _unit_labels(unit_table: pl.DataFrame, cfg: DedupConfig, stats: ClusterStats) -> pl.DataFrame:
+#: Rows (distinct runs) whose features are built at once: whole blocking groups are batched
+#: up to this many rows (a larger group is a batch of its own). Groups never link across each
+#: other, so the labels are the same for any batch size; only the features (sparse matrices,
+#: several KB per run) of one batch are in memory instead of every candidate's.
+FEATURE_BATCH_ROWS = 50_000
+
+
+def _unit_labels(
+    unit_table: pl.DataFrame,
+    cfg: DedupConfig,
+    stats: ClusterStats,
+) -> pl.DataFrame:
     """Per unit: the exact hash of its cluster's representative unit and its distance to it."""
     n = unit_table.height
     rep_unit = np.arange(n)
@@ -83,45 +94,9 @@ def _unit_labels(unit_table: pl.DataFrame, cfg: DedupConfig, stats: ClusterStats
     stats.largest_group = max((e - s for s, e in bounds), default=0)
     multi = [(s, e) for s, e in bounds if e - s > 1]
     if cfg.near_duplicates and multi:
-        t0 = time.perf_counter()
-        rows = np.concatenate([np.arange(s, e) for s, e in multi])
-        features = run_features(
-            unit_table.get_column("trajectory").gather(rows).to_list(),
-            unit_table.get_column("text").gather(rows).to_list(),
-            unit_table.get_column("argument_shapes").gather(rows).to_list(),
-            cfg,
-        )
-        # group bounds in feature-row coordinates (the multi-unit groups, packed)
-        sizes = np.array([e - s for s, e in multi])
-        ends = np.cumsum(sizes)
-        local_bounds = list(zip((ends - sizes).tolist(), ends.tolist(), strict=True))
-        t1 = time.perf_counter()
-        links = near_duplicate_links(features, local_bounds, cfg)
-        stats.partitioned_groups = links.partitioned_groups
-        stats.partitions = links.partitions
-        src, dst = links.arrays()
-        m = len(rows)
-        import scipy.sparse as sp  # lazy: see features.py
-        from scipy.sparse.csgraph import connected_components
-
-        graph = sp.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
-        _, labels = connected_components(graph, directed=False)
-        t2 = time.perf_counter()
-        labels = refine(features, labels, cfg)
-        t3 = time.perf_counter()
-        stats.seconds.update(
-            features=round(t1 - t0, 3), links=round(t2 - t1, 3), linkage=round(t3 - t2, 3)
-        )
-        # the representative unit of a component holds its best-priority case
-        best = unit_table.get_column("best_priority").to_numpy()[rows]
-        order = np.lexsort((best, labels))
-        first = np.ones(m, dtype=bool)
-        first[1:] = labels[order][1:] != labels[order][:-1]
-        leader_of_label = np.empty(labels.max() + 1, dtype=np.int64)
-        leader_of_label[labels[order][first]] = order[first]
-        leaders = leader_of_label[labels]
-        rep_unit[rows] = rows[leaders]
-        distance[rows] = distances_to(features, np.arange(m), leaders)
+        best = unit_table.get_column("best_priority").to_numpy()
+        for batch in _group_batches(multi, FEATURE_BATCH_ROWS):
+            _link_batch(unit_table, batch, best, cfg, stats, rep_unit, distance)
     hashes = unit_table.get_column("exact_hash")
     return pl.DataFrame(
         {
@@ -130,6 +105,72 @@ def _unit_labels(unit_table: pl.DataFrame, cfg: DedupConfig, stats: ClusterStats
             "distance_to_representative": distance,
         }
     )
+
+
+def _group_batches(groups: list[tuple[int, int]], batch_rows: int) -> list[list[tuple[int, int]]]:
+    """Consecutive whole groups, at most ``batch_rows`` rows per batch (or one larger group)."""
+    batches: list[list[tuple[int, int]]] = []
+    current: list[tuple[int, int]] = []
+    rows = 0
+    for start, stop in groups:
+        if current and rows + (stop - start) > batch_rows:
+            batches.append(current)
+            current, rows = [], 0
+        current.append((start, stop))
+        rows += stop - start
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _link_batch(
+    unit_table: pl.DataFrame,
+    multi: list[tuple[int, int]],
+    best: np.ndarray,
+    cfg: DedupConfig,
+    stats: ClusterStats,
+    rep_unit: np.ndarray,
+    distance: np.ndarray,
+) -> None:
+    """Near-duplicate clusters of one batch of groups: sets ``rep_unit`` and ``distance`` of
+    its rows (positions in ``unit_table``)."""
+    t0 = time.perf_counter()
+    rows = np.concatenate([np.arange(s, e) for s, e in multi])
+    features = run_features(
+        unit_table.get_column("trajectory").gather(rows).to_list(),
+        unit_table.get_column("text").gather(rows).to_list(),
+        unit_table.get_column("argument_shapes").gather(rows).to_list(),
+        cfg,
+    )
+    # group bounds in feature-row coordinates (the multi-unit groups, packed)
+    sizes = np.array([e - s for s, e in multi])
+    ends = np.cumsum(sizes)
+    local_bounds = list(zip((ends - sizes).tolist(), ends.tolist(), strict=True))
+    t1 = time.perf_counter()
+    links = near_duplicate_links(features, local_bounds, cfg)
+    stats.partitioned_groups += links.partitioned_groups
+    stats.partitions += links.partitions
+    src, dst = links.arrays()
+    m = len(rows)
+    import scipy.sparse as sp  # lazy: see features.py
+    from scipy.sparse.csgraph import connected_components
+
+    graph = sp.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
+    _, labels = connected_components(graph, directed=False)
+    t2 = time.perf_counter()
+    labels = refine(features, labels, cfg)
+    t3 = time.perf_counter()
+    for name, seconds in (("features", t1 - t0), ("links", t2 - t1), ("linkage", t3 - t2)):
+        stats.seconds[name] = round(stats.seconds.get(name, 0.0) + seconds, 3)
+    # the representative unit of a component holds its best-priority case
+    order = np.lexsort((best[rows], labels))
+    first = np.ones(m, dtype=bool)
+    first[1:] = labels[order][1:] != labels[order][:-1]
+    leader_of_label = np.empty(labels.max() + 1, dtype=np.int64)
+    leader_of_label[labels[order][first]] = order[first]
+    leaders = leader_of_label[labels]
+    rep_unit[rows] = rows[leaders]
+    distance[rows] = distances_to(features, np.arange(m), leaders)
 
 
 def cluster_id_for(case_id: str) -> str:

@@ -131,3 +131,29 @@ def test_every_case_is_kept_or_has_a_kept_representative(corpus):
     assert result.report.removed_exact + result.report.removed_near == frame.height - len(kept)
     assert result.representatives.height == len(kept)
     assert result.representatives["cluster_size"].sum() == frame.height
+
+
+@pytest.mark.parametrize("batch_rows", [2, 7])
+def test_features_built_batch_by_batch_give_the_same_clusters(corpus, monkeypatch, batch_rows):
+    """Groups never link across each other: building the features a few groups at a time
+    (bounded memory, filters/dedup/cluster.py) must give exactly the all-at-once clusters."""
+    import importlib
+
+    cluster_module = importlib.import_module("golden_distill.filters.dedup.cluster")
+    frame, _ = corpus
+    cfg = DedupConfig(large_block_size=6)  # also split large groups into k-means partitions
+    sigs = signatures(frame, cfg)
+    whole = cluster(sigs, cfg)
+    batches: list[int] = []
+    original = cluster_module._link_batch
+    monkeypatch.setattr(cluster_module, "FEATURE_BATCH_ROWS", batch_rows)
+    monkeypatch.setattr(
+        cluster_module,
+        "_link_batch",
+        lambda table, multi, *rest: batches.append(len(multi)) or original(table, multi, *rest),
+    )
+    batched = cluster(sigs, cfg)
+    assert len(batches) > 5  # really built in many batches
+    assert batched.table.equals(whole.table)
+    assert batched.stats.clusters == whole.stats.clusters
+    assert batched.stats.partitions == whole.stats.partitions > 0
