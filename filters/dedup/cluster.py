@@ -77,7 +77,7 @@ class Clustering:
 #: up to this many rows (a larger group is a batch of its own). Groups never link across each
 #: other, so the labels are the same for any batch size; only the features (sparse matrices,
 #: several KB per run) of one batch are in memory instead of every candidate's.
-FEATURE_BATCH_ROWS = 50_000
+FEATURE_BATCH_ROWS = 20_000
 
 
 def _unit_labels(
