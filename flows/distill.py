@@ -36,7 +36,9 @@ from golden_distill.flows.tasks.global_steps import (
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
 from golden_distill.flows.tasks.keys import (
     KeysJob,
+    KeysPart,
     collect_keys,
+    group_parts,
     keys_cache_key,
     prune_run_keys,
     save_run_keys,
@@ -76,21 +78,31 @@ def _chosen_by_shard(
 def _keys_jobs(
     prepared: Prepared, chosen: list[tuple[ShardResult, tuple[str, ...]]], round_no: int
 ) -> list[KeysJob]:
-    """One key-pass job per shard with chosen cases (flows/tasks/keys.py)."""
+    """The key pass of the chosen cases, in a few tasks of several shards each
+    (flows/tasks/keys.py)."""
     version = pipeline_version()
     work = work_folder(prepared.resolved.config)
+    parts = [
+        KeysPart(
+            label=result.label,
+            candidates_path=result.candidates_path,
+            case_ids=mine,
+            cache_key=redact_cache_key(result.cache_key, mine, prepared.key_id),
+        )
+        for result, mine in chosen
+    ]
     jobs = []
-    for result, mine in chosen:
-        key = keys_cache_key(redact_cache_key(result.cache_key, mine, prepared.key_id))
-        folder = f"keys-{key[:16]}" if key else f"keys-{time.time_ns()}-{round_no}"
+    for n, group in enumerate(group_parts(parts, prepared.resolved.config.run.max_parallel_shards)):
+        key = keys_cache_key(group)
+        folder = f"keys-{key[:16]}" if key else f"keys-{time.time_ns()}-{round_no}-{n}"
+        more = f" +{len(group) - 1} shard(s)" if len(group) > 1 else ""
         jobs.append(
             KeysJob(
-                index=result.index * 100 + round_no,
-                label=result.label,
-                candidates_path=result.candidates_path,
-                case_ids=mine,
+                index=round_no * 1000 + n,
+                label=f"{group[0].label}{more}",
+                parts=group,
                 config=prepared.resolved.config,
-                out_dir=work.next_to(result.candidates_path, folder),
+                out_dir=work.next_to(group[0].candidates_path, folder),
                 cache_key=key,
                 key_id=prepared.key_id,
                 pipeline_version=version,
@@ -137,7 +149,7 @@ MAX_REDACTION_ROUNDS = 4
 
 def _redact_selection(
     engine: Engine, prepared: Prepared, results: list[ShardResult], selection: Selection
-) -> tuple[list[RedactResult], int]:
+) -> tuple[list[RedactResult], int, set[str]]:
     """Redaction rounds, each preceded by the key pass of its cases (so every task knows every
     original key of the run: no pseudonym is another shard's original), then the one check
     that a task which ran with older key digests (earlier round, or cached) still stands."""
@@ -149,13 +161,14 @@ def _redact_selection(
     all_jobs: list[RedactJob] = []
     run = RunKeys()
     run_keys_path = ""
+    key_passes: set[str] = set()  # the key passes' cache keys (kept by work-folder pruning)
     for round_no in range(MAX_REDACTION_ROUNDS):
         chosen = _chosen_by_shard(prepared, results, selection.new_representative_ids(), done)
         if not chosen:
             break
-        keys, _ = engine.map(
-            collect_keys, _keys_jobs(prepared, chosen, round_no), "keys_done", "keys"
-        )
+        keys_jobs = _keys_jobs(prepared, chosen, round_no)
+        key_passes |= {job.cache_key for job in keys_jobs if job.cache_key}
+        keys, _ = engine.map(collect_keys, keys_jobs, "keys_done", "keys")
         run = RunKeys.merge([run, *(keys[i].digests for i in sorted(keys))])
         run_keys_path = save_run_keys(resolved.work, run)
         jobs = _redact_jobs(prepared, chosen, round_no, run_keys_path)
@@ -184,7 +197,7 @@ def _redact_selection(
         for i, result in found.items():
             result.superseded = (first[i].cache_key, first[i].redacted_path)
         redacted = [r for r in redacted if r.index not in found] + [found[i] for i in sorted(found)]
-    return redacted, cached
+    return redacted, cached, key_passes
 
 
 @flow(name="distill", validate_parameters=True)
@@ -263,7 +276,9 @@ def _distill(params: DistillParams, local: bool = False) -> str:
         progress.emit("selected", selected=selection.selected_count)
 
         with clock.stage("redact"):
-            redacted, redact_cached = _redact_selection(engine, prepared, results, selection)
+            redacted, redact_cached, key_passes = _redact_selection(
+                engine, prepared, results, selection
+            )
 
     with clock.stage("publish"):
         outcome = engine.publish(
@@ -284,7 +299,14 @@ def _distill(params: DistillParams, local: bool = False) -> str:
     best_effort("reporting", _after_publish, resolved, outcome, logger)
     if run.prune_work_dir:
         best_effort(
-            "pruning the work folder", _prune_work, resolved, jobs, redacted, select_key, logger
+            "pruning the work folder",
+            _prune_work,
+            resolved,
+            jobs,
+            redacted,
+            select_key,
+            key_passes,
+            logger,
         )
     return outcome.version
 
@@ -311,6 +333,7 @@ def _prune_work(
     jobs: list[ShardJob],
     redacted: list[RedactResult],
     select_key: str | None,
+    key_passes: set[str],
     logger: Any,
 ) -> None:
     run = resolved.config.run
@@ -323,9 +346,7 @@ def _prune_work(
     old = [r.superseded for r in redacted if r.superseded]  # first passes of collision redos
     keep_dirs |= {work.name(work.parent(path)) for _, path in old}
     keep_keys |= {key for key, _ in old if key}
-    # the key passes of the kept redactions (keyed by the first pass's cache key)
-    firsts = {r.cache_key for r in redacted if r.cache_key and not r.superseded}
-    keep_keys |= {keys_cache_key(key) for key in firsts | {key for key, _ in old if key}}
+    keep_keys |= key_passes
     removed = prune(work.join("shards"), run.results_location(), keep_dirs, keep_keys, work)
     removed += prune_run_keys(work, {r.run_keys_path for r in redacted if r.run_keys_path})
     logger.info("work dir: removed %d stale folder(s)/result(s)", removed)

@@ -70,7 +70,7 @@ def test_the_key_pass_refuses_another_key_too(tmp_path: Path, monkeypatch: pytes
     run_key_id = PseudonymKey(RUN_SECRET, "env").key_id
     prepared, chosen = _chosen(tmp_path, run_key_id)
     (job,) = _keys_jobs(prepared, chosen, 0)
-    assert job.case_ids == ("c_0", "c_2") and job.key_id == run_key_id
+    assert [p.case_ids for p in job.parts] == [("c_0", "c_2")] and job.key_id == run_key_id
     monkeypatch.setenv(ENV_VAR, WORKER_SECRET.decode())
     with pytest.raises(RuntimeError, match="pseudonym key"):
         collect_keys.fn(job)
