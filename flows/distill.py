@@ -15,176 +15,32 @@ Run it with `golden run` (local, no server to install) or as the `nightly` deplo
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import Any
 
-import polars as pl
 from prefect import flow
 
 from golden_distill.flows import progress
-from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.engine import LocalEngine, PrefectEngine
 from golden_distill.flows.errors import StageError, describe, set_error_log
 from golden_distill.flows.params import DistillParams, ResolvedRun
-from golden_distill.flows.preflight import Prepared, preflight
+from golden_distill.flows.preflight import preflight
+from golden_distill.flows.redact_stage import redact_selection
 from golden_distill.flows.tasks.global_steps import (
     latest_version,
     review_decisions,
     version_location,
 )
-from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardJob, ShardResult
-from golden_distill.flows.tasks.keys import (
-    KeysJob,
-    collect_keys,
-    keys_cache_key,
-    prune_run_keys,
-    save_run_keys,
-)
+from golden_distill.flows.tasks.jobs import RedactResult, ShardJob
+from golden_distill.flows.tasks.keys import prune_run_keys
 from golden_distill.flows.tasks.publish import PublishJob, best_effort, inputs_sha256
-from golden_distill.flows.tasks.redact import collision_redo_jobs, redact_cache_key, redact_shard
-from golden_distill.flows.tasks.select import Selection, parent_key, selection_cache_key
+from golden_distill.flows.tasks.select import parent_key, selection_cache_key
 from golden_distill.flows.tasks.shard import process_shard
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.window import scheduled_start_time
-from golden_distill.flows.work_folder import work_folder
 from golden_distill.flows.workdir import prune
-from golden_distill.redaction.key_digests import RunKeys
 
 Engine = PrefectEngine | LocalEngine
-
-
-def _chosen_by_shard(
-    prepared: Prepared, results: list[ShardResult], ids: pl.Series, done: set[str]
-) -> list[tuple[ShardResult, tuple[str, ...]]]:
-    """Per shard holding chosen cases not redacted yet: those cases' ids, sorted."""
-    wanted = set(ids.to_list()) - done
-    if not wanted:
-        return []
-    work = work_folder(prepared.resolved.config)
-    out = []
-    for result in results:
-        shard_ids = work.read_frame(result.candidates_path, columns=["case_id"]).get_column(
-            "case_id"
-        )
-        mine = tuple(sorted(set(shard_ids.to_list()) & wanted))
-        if mine:
-            out.append((result, mine))
-    return out
-
-
-def _keys_jobs(
-    prepared: Prepared, chosen: list[tuple[ShardResult, tuple[str, ...]]], round_no: int
-) -> list[KeysJob]:
-    """One key-pass job per shard with chosen cases (flows/tasks/keys.py)."""
-    version = pipeline_version()
-    work = work_folder(prepared.resolved.config)
-    jobs = []
-    for result, mine in chosen:
-        key = keys_cache_key(redact_cache_key(result.cache_key, mine, prepared.key_id))
-        folder = f"keys-{key[:16]}" if key else f"keys-{time.time_ns()}-{round_no}"
-        jobs.append(
-            KeysJob(
-                index=result.index * 100 + round_no,
-                label=result.label,
-                candidates_path=result.candidates_path,
-                case_ids=mine,
-                config=prepared.resolved.config,
-                out_dir=work.next_to(result.candidates_path, folder),
-                cache_key=key,
-                key_id=prepared.key_id,
-                pipeline_version=version,
-            )
-        )
-    return jobs
-
-
-def _redact_jobs(
-    prepared: Prepared,
-    chosen: list[tuple[ShardResult, tuple[str, ...]]],
-    round_no: int,
-    run_keys_path: str,
-) -> list[RedactJob]:
-    """One redact job per shard with chosen cases not redacted yet."""
-    version = pipeline_version()
-    work = work_folder(prepared.resolved.config)
-    jobs = []
-    for result, mine in chosen:
-        key = redact_cache_key(result.cache_key, mine, prepared.key_id)
-        folder = f"redacted-{key[:16]}" if key else f"redacted-{time.time_ns()}-{round_no}"
-        jobs.append(
-            RedactJob(
-                index=result.index * 100 + round_no,
-                label=result.label,
-                candidates_path=result.candidates_path,
-                case_ids=mine,
-                config=prepared.resolved.config,
-                out_dir=work.next_to(result.candidates_path, folder),
-                cache_key=key,
-                key_id=prepared.key_id,
-                pipeline_version=version,
-                run_keys_path=run_keys_path,
-            )
-        )
-    return jobs
-
-
-#: Redaction rounds: a refused representative is replaced by the next member of its cluster,
-#: which is redacted in the next round. Refusals are rare; more rounds than this means a
-#: systematic problem, and the remaining clusters are published without a replacement.
-MAX_REDACTION_ROUNDS = 4
-
-
-def _redact_selection(
-    engine: Engine, prepared: Prepared, results: list[ShardResult], selection: Selection
-) -> tuple[list[RedactResult], int]:
-    """Redaction rounds, each preceded by the key pass of its cases (so every task knows every
-    original key of the run: no pseudonym is another shard's original), then the one check
-    that a task which ran with older key digests (earlier round, or cached) still stands."""
-    logger = engine.logger
-    resolved = prepared.resolved
-    redacted: list[RedactResult] = []
-    done: set[str] = set()
-    cached = 0
-    all_jobs: list[RedactJob] = []
-    run = RunKeys()
-    run_keys_path = ""
-    for round_no in range(MAX_REDACTION_ROUNDS):
-        chosen = _chosen_by_shard(prepared, results, selection.new_representative_ids(), done)
-        if not chosen:
-            break
-        keys, _ = engine.map(
-            collect_keys, _keys_jobs(prepared, chosen, round_no), "keys_done", "keys"
-        )
-        run = RunKeys.merge([run, *(keys[i].digests for i in sorted(keys))])
-        run_keys_path = save_run_keys(resolved.work, run)
-        jobs = _redact_jobs(prepared, chosen, round_no, run_keys_path)
-        all_jobs.extend(jobs)
-        for job in jobs:
-            done.update(job.case_ids)
-        found, hits = engine.map(redact_shard, jobs, "redact_done", "redact")
-        cached += hits
-        redacted.extend(found[i] for i in sorted(found))
-        refused = {cid for r in found.values() for cid in r.quarantined}
-        if refused:
-            logger.info("redaction refused %d case(s): choosing replacements", len(refused))
-        # replacements, and a grown set's quotas once the new cases' tenants are known
-        if not selection.after_redaction(
-            list(found.values()), refused, resolved.config, resolved.work
-        ):
-            break
-    # a task that ran with other key digests (an earlier round's, a cached one's) is redone
-    # only if it would now decide differently (redaction/key_digests.py)
-    redo = collision_redo_jobs(all_jobs, redacted, run, run_keys_path)
-    if redo:
-        logger.info("pseudonym collisions across shards: redoing %d redaction(s)", len(redo))
-        found, hits = engine.map(redact_shard, redo, "redact_done", "redact")
-        cached += hits
-        first = {r.index: r for r in redacted}
-        for i, result in found.items():
-            result.superseded = (first[i].cache_key, first[i].redacted_path)
-        redacted = [r for r in redacted if r.index not in found] + [found[i] for i in sorted(found)]
-    return redacted, cached
 
 
 @flow(name="distill", validate_parameters=True)
@@ -263,7 +119,9 @@ def _distill(params: DistillParams, local: bool = False) -> str:
         progress.emit("selected", selected=selection.selected_count)
 
         with clock.stage("redact"):
-            redacted, redact_cached = _redact_selection(engine, prepared, results, selection)
+            redacted, redact_cached, key_passes = redact_selection(
+                engine, prepared, results, selection
+            )
 
     with clock.stage("publish"):
         outcome = engine.publish(
@@ -284,7 +142,14 @@ def _distill(params: DistillParams, local: bool = False) -> str:
     best_effort("reporting", _after_publish, resolved, outcome, logger)
     if run.prune_work_dir:
         best_effort(
-            "pruning the work folder", _prune_work, resolved, jobs, redacted, select_key, logger
+            "pruning the work folder",
+            _prune_work,
+            resolved,
+            jobs,
+            redacted,
+            select_key,
+            key_passes,
+            logger,
         )
     return outcome.version
 
@@ -311,6 +176,7 @@ def _prune_work(
     jobs: list[ShardJob],
     redacted: list[RedactResult],
     select_key: str | None,
+    key_passes: set[str],
     logger: Any,
 ) -> None:
     run = resolved.config.run
@@ -323,9 +189,7 @@ def _prune_work(
     old = [r.superseded for r in redacted if r.superseded]  # first passes of collision redos
     keep_dirs |= {work.name(work.parent(path)) for _, path in old}
     keep_keys |= {key for key, _ in old if key}
-    # the key passes of the kept redactions (keyed by the first pass's cache key)
-    firsts = {r.cache_key for r in redacted if r.cache_key and not r.superseded}
-    keep_keys |= {keys_cache_key(key) for key in firsts | {key for key, _ in old if key}}
+    keep_keys |= key_passes
     removed = prune(work.join("shards"), run.results_location(), keep_dirs, keep_keys, work)
     removed += prune_run_keys(work, {r.run_keys_path for r in redacted if r.run_keys_path})
     logger.info("work dir: removed %d stale folder(s)/result(s)", removed)

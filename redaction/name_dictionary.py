@@ -38,8 +38,23 @@ def _candidates(text: str) -> Iterator[str]:
                 yield run[i : i + n]
 
 
-def names_in(texts: Iterable[str], names: set[str] | frozenset[str]) -> set[str]:
-    """The dictionary names that occur in ``texts``."""
-    if not names:
-        return set()
-    return {c for text in texts for c in _candidates(text) if c in names}
+class NameFinder:
+    """The dictionary names that occur in a case's texts, for the cases of one batch, with a
+    memo per distinct text (the same tool responses and prompts recur across a batch's
+    cases)."""
+
+    def __init__(self, names: set[str] | frozenset[str]) -> None:
+        self.names = names
+        self._hits: dict[str, frozenset[str]] = {}
+
+    def __call__(self, texts: Iterable[str]) -> set[str]:
+        if not self.names:
+            return set()
+        out: set[str] = set()
+        for text in texts:
+            hits = self._hits.get(text)
+            if hits is None:
+                hits = frozenset(c for c in _candidates(text) if c in self.names)
+                self._hits[text] = hits
+            out |= hits
+        return out

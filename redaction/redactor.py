@@ -38,7 +38,7 @@ from golden_distill.redaction.key_rules import (
 )
 from golden_distill.redaction.key_scan import KeyScanner
 from golden_distill.redaction.keys import PseudonymKey
-from golden_distill.redaction.name_dictionary import is_dictionary_name, names_in
+from golden_distill.redaction.name_dictionary import NameFinder, is_dictionary_name
 from golden_distill.redaction.propagation import make_anonymizer
 from golden_distill.redaction.recognizers import SPECS
 from golden_distill.redaction.recognizers.presidio_predefined import SPEC as PREDEFINED
@@ -142,9 +142,9 @@ class Redactor:
                     scan.index.add_key(value, self.scanner.id_rule)
         scan.absorbed = True
 
-    def add_dictionary_names(self, scan: CaseScan, names: frozenset[str]) -> None:
+    def add_dictionary_names(self, scan: CaseScan, find: NameFinder) -> None:
         """Names known elsewhere in the shard that this case's free text mentions."""
-        for name in names_in(scan.free_texts, names):
+        for name in find(scan.free_texts):
             scan.index.add_pii(name, "PERSON")
 
     def finish(
@@ -276,9 +276,9 @@ class Redactor:
                     for folded, spelling in scan.index.pii_spelling.items()
                     if scan.index.pii[folded] == "PERSON" and is_dictionary_name(spelling)
                 )
-            frozen = frozenset(names)
+            find = NameFinder(frozenset(names))
             for _, scan in scans:
-                self.add_dictionary_names(scan, frozen)
+                self.add_dictionary_names(scan, find)
         for i, scan in scans:
             try:
                 out[i] = self.finish(scan, findings, guard)

@@ -64,6 +64,7 @@ PIPELINE_ONLY_MODULES = frozenset(
         "psutil",
         "ahocorasick",
         "msgspec",
+        "numpy",
         "detect_secrets",
         "english_words",
     }

@@ -1,9 +1,11 @@
 """The key pass: digests of every original key of the chosen cases, before any is redacted.
 
-One small task per shard (structural scan only, no Presidio) so the run-wide pseudonym
-collision check (``redaction/key_digests.py``) is settled before redaction: the flow merges the
-shards' digests into one ``RunKeys`` file in the work folder and every redaction task loads it,
-so no redaction runs twice. Cached by the shard's key, the chosen ids and the pseudonym key id.
+A structural scan only (no Presidio), so the run-wide pseudonym collision check
+(``redaction/key_digests.py``) is settled before redaction: the flow merges the digests into
+one ``RunKeys`` file in the work folder and every redaction task loads it, so no redaction runs
+twice. A shard's key pass takes about a second, less than Prefect's own cost of a task run, so
+the shards are grouped into a few tasks (``KEY_PASS_TASKS_PER_WORKER`` per worker). Cached by
+each part's shard key, chosen ids and the pseudonym key id.
 """
 
 from __future__ import annotations
@@ -28,14 +30,28 @@ from golden_distill.redaction.keys import PseudonymKey, PseudonymKeyError, resol
 RUN_KEYS_FOLDER = "run-keys"
 
 
-@dataclass(frozen=True)
-class KeysJob:
-    """List the original keys of one shard's chosen cases."""
+#: Key-pass tasks per worker: enough to keep every worker busy to the end, few enough that
+#: Prefect's per-task cost stays small next to the work.
+KEY_PASS_TASKS_PER_WORKER = 2
 
-    index: int
+
+@dataclass(frozen=True)
+class KeysPart:
+    """One shard's chosen cases."""
+
     label: str
     candidates_path: str  # the shard's unredacted candidates (work dir)
     case_ids: tuple[str, ...]  # chosen cases of this shard, sorted
+    cache_key: str | None  # the shard's redaction key (shard, chosen ids, key id)
+
+
+@dataclass(frozen=True)
+class KeysJob:
+    """List the original keys of the chosen cases of a few shards."""
+
+    index: int
+    label: str
+    parts: tuple[KeysPart, ...]
     config: PipelineConfig
     out_dir: str  # only holds the local engine's cached result
     cache_key: str | None
@@ -53,11 +69,27 @@ class KeysResult:
     seconds: float = 0.0
 
 
-def keys_cache_key(redact_key: str | None) -> str | None:
-    """The key pass of a redaction job's cases (same inputs, another task)."""
-    if redact_key is None:
+def keys_cache_key(parts: tuple[KeysPart, ...]) -> str | None:
+    """The key pass of these parts (their redaction keys: same inputs, another task)."""
+    if not parts or any(part.cache_key is None for part in parts):
         return None
-    return hashlib.sha256(f"keys\x1f{redact_key}".encode()).hexdigest()
+    digest = hashlib.sha256(b"keys")
+    for part in parts:
+        digest.update(b"\x1f" + str(part.cache_key).encode())
+    return digest.hexdigest()
+
+
+def group_parts(parts: list[KeysPart], workers: int) -> list[tuple[KeysPart, ...]]:
+    """Parts dealt into ``KEY_PASS_TASKS_PER_WORKER`` groups per worker, sizes balanced by
+    chosen cases (largest first, each to the lightest group)."""
+    count = max(1, min(len(parts), max(1, workers) * KEY_PASS_TASKS_PER_WORKER))
+    groups: list[list[KeysPart]] = [[] for _ in range(count)]
+    load = [0] * count
+    for part in sorted(parts, key=lambda p: (-len(p.case_ids), p.label)):
+        lightest = load.index(min(load))
+        groups[lightest].append(part)
+        load[lightest] += len(part.case_ids)
+    return [tuple(sorted(g, key=lambda p: p.label)) for g in groups if g]
 
 
 def keys_task_cache_key(context: object, parameters: dict) -> str | None:
@@ -81,21 +113,27 @@ def _run(job: KeysJob) -> KeysResult:
     check_same_code(job.pipeline_version, job.label)
     started = time.perf_counter()
     scanner = KeyScanner(job.config.redaction, run_key(job.config, job.key_id).secret)
-    ids = pl.Series(list(job.case_ids), dtype=pl.String)
-
-    def chosen() -> list[dict]:  # rows as the redaction task sees them (arrow -> python)
-        frame = work_folder(job.config).scan_frame(job.candidates_path)
-        return frame.filter(pl.col("case_id").is_in(ids.implode())).collect().to_arrow().to_pylist()
-
+    work = work_folder(job.config)
     clock = StageClock(where=job.label)
-    rows = clock.call("keys", chosen)
-    digests = clock.call("keys", scanner.digests, rows)
+
+    def chosen(part: KeysPart) -> list[dict]:  # rows as the redaction task sees them
+        ids = pl.Series(list(part.case_ids), dtype=pl.String)
+        frame = work.scan_frame(part.candidates_path).filter(pl.col("case_id").is_in(ids.implode()))
+        return frame.collect().to_arrow().to_pylist()
+
+    found: list[KeyDigests] = []
+    cases = 0
+    for part in job.parts:
+        rows = clock.call("keys", chosen, part)
+        found.append(clock.call("keys", scanner.digests, rows))
+        cases += len(rows)
+    merged = RunKeys.merge(found)
     return KeysResult(
         index=job.index,
         label=job.label,
         cache_key=job.cache_key,
-        digests=digests,
-        cases=len(rows),
+        digests=KeyDigests(originals=merged.originals, bases=merged.bases),
+        cases=cases,
         seconds=time.perf_counter() - started,
     )
 
@@ -107,7 +145,7 @@ def _run(job: KeysJob) -> KeysResult:
     persist_result=True,
 )
 def collect_keys(job: KeysJob) -> KeysResult:
-    """Keyed digests of the original keys of one shard's chosen cases."""
+    """Keyed digests of the original keys of a few shards' chosen cases."""
     return _run(job)
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.flows.config import PipelineConfig
-from golden_distill.flows.distill import _chosen_by_shard, _keys_jobs, _redact_jobs
+from golden_distill.flows.redact_stage import chosen_by_shard, make_keys_jobs, redact_jobs
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.keys import collect_keys
 from golden_distill.flows.tasks.redact import redact_shard
@@ -38,12 +38,12 @@ def _chosen(tmp_path: Path, key_id: str) -> tuple[SimpleNamespace, list]:
     )
     prepared = SimpleNamespace(resolved=SimpleNamespace(config=PipelineConfig()), key_id=key_id)
     ids = pl.Series(["c_0", "c_2"], dtype=pl.String)
-    return prepared, _chosen_by_shard(prepared, [shard], ids, set())
+    return prepared, chosen_by_shard(prepared, [shard], ids, set())
 
 
 def _jobs(tmp_path: Path, key_id: str) -> list:
     prepared, chosen = _chosen(tmp_path, key_id)
-    return _redact_jobs(prepared, chosen, 0, "")
+    return redact_jobs(prepared, chosen, 0, "")
 
 
 def test_redact_jobs_carry_the_runs_key_id(tmp_path: Path):
@@ -69,8 +69,8 @@ def test_a_worker_with_another_key_refuses(tmp_path: Path, monkeypatch: pytest.M
 def test_the_key_pass_refuses_another_key_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     run_key_id = PseudonymKey(RUN_SECRET, "env").key_id
     prepared, chosen = _chosen(tmp_path, run_key_id)
-    (job,) = _keys_jobs(prepared, chosen, 0)
-    assert job.case_ids == ("c_0", "c_2") and job.key_id == run_key_id
+    (job,) = make_keys_jobs(prepared, chosen, 0)
+    assert [p.case_ids for p in job.parts] == [("c_0", "c_2")] and job.key_id == run_key_id
     monkeypatch.setenv(ENV_VAR, WORKER_SECRET.decode())
     with pytest.raises(RuntimeError, match="pseudonym key"):
         collect_keys.fn(job)

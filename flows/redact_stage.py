@@ -1,0 +1,180 @@
+"""The redaction stage of the `distill` flow: key pass, redaction rounds, collision check.
+
+    [per round: chosen cases not redacted yet -> key pass (a few grouped tasks) -> one run-wide
+     key-digest file -> redaction per shard; refused cases are replaced from their clusters]
+        -> a task that ran with older key digests is redone only if it would now decide
+           differently (redaction/key_digests.py)
+
+Only wiring: what a task does lives in flows/tasks/keys.py and flows/tasks/redact.py, the
+decisions in redaction/.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import polars as pl
+
+from golden_distill.flows.caching import pipeline_version
+from golden_distill.flows.preflight import Prepared
+from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardResult
+from golden_distill.flows.tasks.keys import (
+    KeysJob,
+    KeysPart,
+    collect_keys,
+    group_parts,
+    keys_cache_key,
+    save_run_keys,
+)
+from golden_distill.flows.tasks.redact import collision_redo_jobs, redact_cache_key, redact_shard
+from golden_distill.flows.tasks.select import Selection
+from golden_distill.flows.work_folder import work_folder
+from golden_distill.redaction.key_digests import RunKeys
+
+#: An engine of flows/engine.py (``PrefectEngine`` or ``LocalEngine``).
+Engine = Any
+
+
+def chosen_by_shard(
+    prepared: Prepared, results: list[ShardResult], ids: pl.Series, done: set[str]
+) -> list[tuple[ShardResult, tuple[str, ...]]]:
+    """Per shard holding chosen cases not redacted yet: those cases' ids, sorted."""
+    wanted = set(ids.to_list()) - done
+    if not wanted:
+        return []
+    work = work_folder(prepared.resolved.config)
+    out = []
+    for result in results:
+        shard_ids = work.read_frame(result.candidates_path, columns=["case_id"]).get_column(
+            "case_id"
+        )
+        mine = tuple(sorted(set(shard_ids.to_list()) & wanted))
+        if mine:
+            out.append((result, mine))
+    return out
+
+
+def make_keys_jobs(
+    prepared: Prepared, chosen: list[tuple[ShardResult, tuple[str, ...]]], round_no: int
+) -> list[KeysJob]:
+    """The key pass of the chosen cases, in a few tasks of several shards each
+    (flows/tasks/keys.py)."""
+    version = pipeline_version()
+    work = work_folder(prepared.resolved.config)
+    parts = [
+        KeysPart(
+            label=result.label,
+            candidates_path=result.candidates_path,
+            case_ids=mine,
+            cache_key=redact_cache_key(result.cache_key, mine, prepared.key_id),
+        )
+        for result, mine in chosen
+    ]
+    jobs = []
+    for n, group in enumerate(group_parts(parts, prepared.resolved.config.run.max_parallel_shards)):
+        key = keys_cache_key(group)
+        folder = f"keys-{key[:16]}" if key else f"keys-{time.time_ns()}-{round_no}-{n}"
+        more = f" +{len(group) - 1} shard(s)" if len(group) > 1 else ""
+        jobs.append(
+            KeysJob(
+                index=round_no * 1000 + n,
+                label=f"{group[0].label}{more}",
+                parts=group,
+                config=prepared.resolved.config,
+                out_dir=work.next_to(group[0].candidates_path, folder),
+                cache_key=key,
+                key_id=prepared.key_id,
+                pipeline_version=version,
+            )
+        )
+    return jobs
+
+
+def redact_jobs(
+    prepared: Prepared,
+    chosen: list[tuple[ShardResult, tuple[str, ...]]],
+    round_no: int,
+    run_keys_path: str,
+) -> list[RedactJob]:
+    """One redact job per shard with chosen cases not redacted yet."""
+    version = pipeline_version()
+    work = work_folder(prepared.resolved.config)
+    jobs = []
+    for result, mine in chosen:
+        key = redact_cache_key(result.cache_key, mine, prepared.key_id)
+        folder = f"redacted-{key[:16]}" if key else f"redacted-{time.time_ns()}-{round_no}"
+        jobs.append(
+            RedactJob(
+                index=result.index * 100 + round_no,
+                label=result.label,
+                candidates_path=result.candidates_path,
+                case_ids=mine,
+                config=prepared.resolved.config,
+                out_dir=work.next_to(result.candidates_path, folder),
+                cache_key=key,
+                key_id=prepared.key_id,
+                pipeline_version=version,
+                run_keys_path=run_keys_path,
+            )
+        )
+    return jobs
+
+
+#: Redaction rounds: a refused representative is replaced by the next member of its cluster,
+#: which is redacted in the next round. Refusals are rare; more rounds than this means a
+#: systematic problem, and the remaining clusters are published without a replacement.
+MAX_REDACTION_ROUNDS = 4
+
+
+def redact_selection(
+    engine: Engine, prepared: Prepared, results: list[ShardResult], selection: Selection
+) -> tuple[list[RedactResult], int, set[str]]:
+    """Redaction rounds, each preceded by the key pass of its cases (so every task knows every
+    original key of the run: no pseudonym is another shard's original), then the one check
+    that a task which ran with older key digests (earlier round, or cached) still stands."""
+    logger = engine.logger
+    resolved = prepared.resolved
+    redacted: list[RedactResult] = []
+    done: set[str] = set()
+    cached = 0
+    all_jobs: list[RedactJob] = []
+    run = RunKeys()
+    run_keys_path = ""
+    key_passes: set[str] = set()  # the key passes' cache keys (kept by work-folder pruning)
+    for round_no in range(MAX_REDACTION_ROUNDS):
+        chosen = chosen_by_shard(prepared, results, selection.new_representative_ids(), done)
+        if not chosen:
+            break
+        keys_jobs = make_keys_jobs(prepared, chosen, round_no)
+        key_passes |= {job.cache_key for job in keys_jobs if job.cache_key}
+        keys, _ = engine.map(collect_keys, keys_jobs, "keys_done", "keys")
+        run = RunKeys.merge([run, *(keys[i].digests for i in sorted(keys))])
+        run_keys_path = save_run_keys(resolved.work, run)
+        jobs = redact_jobs(prepared, chosen, round_no, run_keys_path)
+        all_jobs.extend(jobs)
+        for job in jobs:
+            done.update(job.case_ids)
+        found, hits = engine.map(redact_shard, jobs, "redact_done", "redact")
+        cached += hits
+        redacted.extend(found[i] for i in sorted(found))
+        refused = {cid for r in found.values() for cid in r.quarantined}
+        if refused:
+            logger.info("redaction refused %d case(s): choosing replacements", len(refused))
+        # replacements, and a grown set's quotas once the new cases' tenants are known
+        if not selection.after_redaction(
+            list(found.values()), refused, resolved.config, resolved.work
+        ):
+            break
+    # a task that ran with other key digests (an earlier round's, a cached one's) is redone
+    # only if it would now decide differently (redaction/key_digests.py)
+    redo = collision_redo_jobs(all_jobs, redacted, run, run_keys_path)
+    if redo:
+        logger.info("pseudonym collisions across shards: redoing %d redaction(s)", len(redo))
+        found, hits = engine.map(redact_shard, redo, "redact_done", "redact")
+        cached += hits
+        first = {r.index: r for r in redacted}
+        for i, result in found.items():
+            result.superseded = (first[i].cache_key, first[i].redacted_path)
+        redacted = [r for r in redacted if r.index not in found] + [found[i] for i in sorted(found)]
+    return redacted, cached, key_passes
