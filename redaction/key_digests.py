@@ -86,9 +86,6 @@ class RunKeys:
     def are_originals(self, digests: np.ndarray) -> np.ndarray:
         return _contains(self.originals, digests)
 
-    def is_original(self, digest: int) -> bool:
-        return bool(self.are_originals(np.array([digest], dtype=np.uint64))[0])
-
     def is_taken(self, digest: int) -> bool:
         """An original or a base pseudonym of the run: a widening must be neither."""
         d = np.array([digest], dtype=np.uint64)
