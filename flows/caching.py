@@ -139,8 +139,9 @@ def version_inputs_sha256(
     return digest.hexdigest()
 
 
-def shard_task_cache_key(context: Any, parameters: dict[str, Any]) -> str | None:
-    """Prefect ``cache_key_fn`` for the shard task: the key computed by the flow for this job.
+def job_cache_key(context: Any, parameters: dict[str, Any]) -> str | None:
+    """Prefect ``cache_key_fn`` of the per-shard tasks (shard, key pass, redaction): the key the
+    flow computed for the task's ``job``.
 
     Returning None (an uncacheable shard, or caching turned off) makes Prefect run the task.
     """

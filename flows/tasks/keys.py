@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 from prefect import task
 
+from golden_distill.flows.caching import job_cache_key
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks.shard import check_same_code
 from golden_distill.flows.timing import StageClock
@@ -92,10 +93,6 @@ def group_parts(parts: list[KeysPart], workers: int) -> list[tuple[KeysPart, ...
     return [tuple(sorted(g, key=lambda p: p.label)) for g in groups if g]
 
 
-def keys_task_cache_key(context: object, parameters: dict) -> str | None:
-    return parameters["job"].cache_key
-
-
 def run_key(config: PipelineConfig, expected_key_id: str | None) -> PseudonymKey:
     """This worker's pseudonym key, refused unless it is the run's: a worker with another key
     would publish pseudonyms (or list digests) inconsistent with the rest. Ids only in the
@@ -141,7 +138,7 @@ def _run(job: KeysJob) -> KeysResult:
 @task(
     name="collect-keys",
     task_run_name="keys-{job.index}",
-    cache_key_fn=keys_task_cache_key,
+    cache_key_fn=job_cache_key,
     persist_result=True,
 )
 def collect_keys(job: KeysJob) -> KeysResult:

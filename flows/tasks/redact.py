@@ -21,6 +21,7 @@ from prefect import task
 
 from golden_distill.datasets.quarantine import Quarantine
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
+from golden_distill.flows.caching import job_cache_key
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult
 from golden_distill.flows.tasks.keys import load_run_keys, run_key
@@ -44,10 +45,6 @@ def redact_cache_key(
     for case_id in case_ids:
         digest.update(b"\x1f" + case_id.encode())
     return digest.hexdigest()
-
-
-def redact_task_cache_key(context: object, parameters: dict) -> str | None:
-    return parameters["job"].cache_key
 
 
 def to_golden(table: pa.Table) -> pa.Table:
@@ -146,7 +143,7 @@ def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
 @task(
     name="redact-shard",
     task_run_name="redact-{job.index}",
-    cache_key_fn=redact_task_cache_key,
+    cache_key_fn=job_cache_key,
     persist_result=True,
 )
 def redact_shard(job: RedactJob) -> RedactResult:

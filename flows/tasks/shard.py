@@ -25,7 +25,7 @@ from golden_distill.datasets.quarantine import read_quarantine
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.filters.dedup.signature import signatures
 from golden_distill.filters.runner import needs_rescore, permissive_figures, score_cases
-from golden_distill.flows.caching import pipeline_version, shard_task_cache_key
+from golden_distill.flows.caching import job_cache_key, pipeline_version
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError
 from golden_distill.flows.tasks.jobs import ShardJob, ShardResult
@@ -189,7 +189,7 @@ def _process(job: ShardJob, work: WorkFolder, stage: Staged) -> ShardResult:
 @task(
     name="process-shard",
     task_run_name="shard-{job.index}",
-    cache_key_fn=shard_task_cache_key,
+    cache_key_fn=job_cache_key,
     persist_result=True,
 )
 def process_shard(job: ShardJob) -> ShardResult:

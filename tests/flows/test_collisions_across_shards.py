@@ -9,15 +9,14 @@ same in both shards.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from adversarial import adversarial_corpus
 
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.key_rules import RuleMatcher
@@ -30,15 +29,6 @@ PER_SHARD = 70
 SHARED = 10  # tenants present in both shards
 
 
-def _base_record():
-    path = Path(__file__).resolve().parents[1] / "redaction" / "adversarial_corpus.py"
-    spec = importlib.util.spec_from_file_location("adversarial_corpus", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("adversarial_corpus", module)
-    spec.loader.exec_module(module)
-    return module.base_record
-
-
 def _tenant_prefix() -> str:
     return RuleMatcher(RedactionConfig()).key_rules["tenant"].prefix or ""
 
@@ -48,7 +38,7 @@ def test_pseudonyms_never_collide_across_shards(tmp_path: Path) -> None:
 
     from golden_distill.flows.cli import app
 
-    base_record = _base_record()
+    base_record = adversarial_corpus().base_record
     rng = random.Random(11)
     numbers = rng.sample(range(1000), 2 * PER_SHARD - SHARED)
     shard_a = numbers[:PER_SHARD]

@@ -9,32 +9,20 @@ pass: most probe cases must still be published.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from adversarial import adversarial_corpus
 
 pytestmark = pytest.mark.slow
 
 
-def _load_corpus():
-    """``tests/redaction/adversarial_corpus.py`` (tests are not a package: load it by path)."""
-    spec = importlib.util.spec_from_file_location(
-        "adversarial_corpus", Path(__file__).with_name("adversarial_corpus.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("adversarial_corpus", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-_corpus = _load_corpus()
+_corpus = adversarial_corpus()
 PROBES, write_corpus = _corpus.PROBES, _corpus.write_corpus
 
 #: Work-folder files that hold raw data by design (mode 0600, folders 0700).

@@ -10,13 +10,10 @@ its pre-filter and the analyzer's (flattened) pre-filter checks must let the tex
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from adversarial import adversarial_corpus
 
 from golden_distill.datasets.ingest import ingest
 from golden_distill.redaction.analyzer import TextAnalyzer
@@ -47,16 +44,6 @@ EDGE_CASES = [
 ]
 
 
-def _load_adversarial():
-    spec = importlib.util.spec_from_file_location(
-        "adversarial_corpus", Path(__file__).with_name("adversarial_corpus.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("adversarial_corpus", module)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _strings(table: pa.Table) -> list[str]:
     out: list[str] = []
     for row in table.to_pylist():
@@ -76,7 +63,7 @@ def _strings(table: pa.Table) -> list[str]:
 def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     root = tmp_path_factory.mktemp("prefilters")
     generate_corpus(root / "raw", sessions=60, seed=5)
-    _load_adversarial().write_corpus(root / "raw" / "probes.jsonl")
+    adversarial_corpus().write_corpus(root / "raw" / "probes.jsonl")
     ingest([str(root / "raw")], root / "canon")
     table = pa.concat_tables(
         pq.read_table(p) for p in sorted((root / "canon" / "cases").glob("*.parquet"))
