@@ -34,7 +34,7 @@ from golden_distill.flows.tasks.global_steps import (
 from golden_distill.flows.tasks.jobs import RedactResult, ShardJob
 from golden_distill.flows.tasks.keys import prune_run_keys
 from golden_distill.flows.tasks.publish import PublishJob, best_effort, inputs_sha256
-from golden_distill.flows.tasks.select import parent_key, selection_cache_key
+from golden_distill.flows.tasks.select import parent_key, selection_cache_key, selection_folder
 from golden_distill.flows.tasks.shard import process_shard
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.window import scheduled_start_time
@@ -185,6 +185,7 @@ def _prune_work(
     keep_dirs |= {work.name(work.parent(r.redacted_path)) for r in redacted}
     keep_keys = {job.cache_key for job in jobs if job.cache_key}
     keep_keys |= {select_key} if select_key else set()
+    keep_dirs |= {work.name(selection_folder(work, select_key))} if select_key else set()
     keep_keys |= {r.cache_key for r in redacted if r.cache_key}
     old = [r.superseded for r in redacted if r.superseded]  # first passes of collision redos
     keep_dirs |= {work.name(work.parent(path)) for _, path in old}

@@ -177,6 +177,10 @@ class PrefectEngine:
         cached = likely_cached([cache_key], self.resolved.work, run.results_location())
         if run.task_runner != "process" or cached:
             selection = task(results, self.resolved, cache_key=cache_key)
+            if not selection.frames_present():  # a cached result whose files were removed
+                self.logger.info("the cached selection lost its files: recomputing")
+                fresh = task.with_options(refresh_cache=True)
+                selection = fresh(results, self.resolved, cache_key=cache_key)
             release_memory()  # dedup's working memory, before the redact workers start
             return selection
         with self.runners.one_worker() as pool:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-from contextlib import suppress
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 
@@ -46,3 +48,27 @@ def release_after_task(task: Any, task_run: Any, state: Any) -> None:
     """A Prefect task hook (on_completion / on_failure): runs in the process that ran the task,
     so a pool or Dask worker gives back what the task used before it takes the next one."""
     release_memory()
+
+
+#: polars' allocator (jemalloc, configured by this variable at process start) hands freed pages
+#: back at once instead of after its ~10 s decay. For a process that runs one big step of many
+#: short-lived frames (the global select+dedup): its RSS then follows its live data instead of
+#: the sum of the last seconds' garbage (-20% peak at 300k candidates, for ~10% more time).
+EAGER_RELEASE = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}
+
+
+@contextmanager
+def child_environment(values: dict[str, str]) -> Iterator[None]:
+    """``values`` set in the environment while processes are started (they inherit it), then
+    restored; a value the user set already wins."""
+    saved = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        os.environ.setdefault(name, value)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old

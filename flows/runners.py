@@ -19,6 +19,7 @@ from typing import Any
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
+from golden_distill.flows.memory import EAGER_RELEASE, child_environment
 from golden_distill.flows.run_config import FlowConfig
 from golden_distill.flows.work_folder import WorkFolder
 
@@ -182,7 +183,11 @@ class ShardRunners:
         """A pool of one fresh local worker process for one big task (the global select and
         dedup): its libraries (scikit-learn, scipy) and working memory leave with the process
         instead of staying in the flow's process next to the redact workers."""
-        with workers_share_api(True), RecyclingProcessPool(max_workers=1) as pool:
+        with (
+            workers_share_api(True),
+            child_environment(EAGER_RELEASE),
+            RecyclingProcessPool(max_workers=1) as pool,
+        ):
             yield pool
 
     def release(self) -> None:

@@ -167,6 +167,10 @@ class WorkFolder:
             return
         self.fs.pipe_file(location, data)
 
+    def put_file(self, local: Path, location: str) -> None:
+        """Copy the local file ``local`` to ``location`` (a remote work folder's URL)."""
+        self.fs.put_file(str(local), location)
+
     def remove_tree(self, location: str) -> None:
         if self.is_local:
             shutil.rmtree(location, ignore_errors=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 from golden_distill.datasets.quarantine import quarantine_hint
 from golden_distill.flows.report.svg import bar_chart
+from golden_distill.flows.tasks.run_stats import CASE_TABLE_ROWS
 from golden_distill.redaction.inventory import unclassified_findings, verifier_paths
 
 CSS = """
@@ -164,7 +165,7 @@ def _borderline(stats: dict[str, Any]) -> str:
 
 
 #: Rows of the case table shown in the page (the published cases hold every reason too).
-CASE_ROWS = 2000
+CASE_ROWS = CASE_TABLE_ROWS
 
 
 def _case_table(stats: dict[str, Any]) -> str:
@@ -185,7 +186,7 @@ def _case_table(stats: dict[str, Any]) -> str:
         )
     if not rows:
         return ""
-    shown = len(stats.get("case_table") or [])
+    shown = int(stats.get("published") or len(stats.get("case_table") or []))
     note = (
         f"<p class='muted'>First {CASE_ROWS:,} of {shown:,} by case id; "
         "`golden sets show REF --case ID` explains any case.</p>"

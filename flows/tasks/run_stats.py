@@ -90,11 +90,17 @@ def published_stats(table: pl.DataFrame) -> dict[str, Any]:
 CASE_TABLE_COLUMNS = ("case_id", "funnel_reasons", "value_score", "cluster_size", "split", "trust")
 
 
+#: Rows of the report's case table: the first published cases by case id (every published case
+#: carries its reasons itself; `golden sets show REF --case ID` explains any). A row per case
+#: cost ~1 KB of Python objects per published case in the flow's process at publish time.
+CASE_TABLE_ROWS = 2000
+
+
 def case_table(table: pl.DataFrame) -> list[dict[str, Any]]:
-    """One row per published case: why it is in (funnel reasons), its score, cluster size,
-    split and trust (the review state)."""
+    """The first ``CASE_TABLE_ROWS`` published cases by case id: why each is in (funnel
+    reasons), its score, cluster size, split and trust (the review state)."""
     columns = [c for c in CASE_TABLE_COLUMNS if c in table.columns]
-    return table.select(columns).sort("case_id").to_dicts()
+    return table.select(columns).sort("case_id").head(CASE_TABLE_ROWS).to_dicts()
 
 
 def merge_published_stats(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -111,7 +117,7 @@ def merge_published_stats(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
             coverage.setdefault(dim, Counter()).update(counts)
     return {
         "published": total,
-        "case_table": sorted(cases, key=lambda r: r["case_id"]),
+        "case_table": sorted(cases, key=lambda r: r["case_id"])[:CASE_TABLE_ROWS],
         "published_per_funnel": dict(per_funnel),
         "coverage": {dim: dict(counts) for dim, counts in coverage.items()},
     }

@@ -11,6 +11,7 @@ the previous version's cases stay in the store until publishing streams them (ta
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,8 @@ from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks import global_steps
+from golden_distill.flows.tasks.dedup_step import deduplicate_candidates
+from golden_distill.flows.tasks.frame_ref import FrameRef
 from golden_distill.flows.tasks.grow import Growth, grow, newest_per_cluster, published_tenants
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import incremental_parent, load_parent
@@ -37,17 +40,17 @@ class Selection:
     runs) the previous version's clusters carried into this one."""
 
     kept: pl.Series  # new candidate ids (the quotas run after dedup)
-    clusters: pl.DataFrame | None  # the cluster table of new-only clusters (None: dedup off)
+    clusters: FrameRef | None  # the cluster table of new-only clusters (None: dedup off)
     representatives: pl.DataFrame  # new representatives: case_id, cluster_id, cluster_size
     excluded: set[str] = field(default_factory=set)  # refused by redaction
     stats: dict[str, Any] = field(default_factory=dict)
     #: every case's decision with its status (filters.selection), for a run built from sources
-    decisions: pl.DataFrame | None = None
+    decisions: FrameRef | None = None
     rejected: set[str] = field(default_factory=set)  # rejected in review (filters/review.py)
     confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
     corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # corrected expected
     #: every candidate's tool path (case_id, path_key, trajectory), for the coverage gap
-    paths: pl.DataFrame | None = None
+    paths: FrameRef | None = None
     parent_version: str | None = None  # the version grown (None: built from sources alone)
     carried: pl.DataFrame | None = None  # CARRIED_SCHEMA: kept previous representatives
     carried_clusters: pl.DataFrame | None = None  # their cluster rows (+ new members attached)
@@ -55,6 +58,12 @@ class Selection:
     growth: Growth | None = None  # incremental runs: what the quotas over the grown set need
     #: case_id -> published (pseudonymised) tenant id of redacted cases (runs from sources)
     published_tenants: dict[str, str] = field(default_factory=dict)
+
+    def frames_present(self) -> bool:
+        """False when a frame the select task wrote is gone (a cleaned work folder): a cached
+        selection is then recomputed."""
+        refs = (self.decisions, self.clusters, self.paths)
+        return all(ref.present() for ref in refs if ref is not None)
 
     @property
     def selected_count(self) -> int:
@@ -100,8 +109,12 @@ class Selection:
         shares = self.stats.get("shares") or {}
         if self.decisions is None or not shares.get("tenant"):
             return
-        known = self.decisions.filter(pl.col("case_id").is_in(list(self.published_tenants))).unique(
-            "case_id"
+        known = (
+            self.decisions.scan()
+            .select("case_id", "tenant_id")
+            .filter(pl.col("case_id").is_in(list(self.published_tenants)))
+            .unique("case_id")
+            .collect()
         )
         names = {
             raw: self.published_tenants[cid]
@@ -119,8 +132,10 @@ class Selection:
         self.corrections = dict(review.corrections)
         ids = set(review.rejected_ids)
         if self.clusters is not None and review.rejected_hashes:
-            same = self.clusters.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
-            ids |= set(same.get_column("case_id").to_list())
+            same = self.clusters.scan().filter(
+                pl.col("exact_hash").is_in(list(review.rejected_hashes))
+            )
+            ids |= set(same.select("case_id").collect().get_column("case_id").to_list())
         if self.growth is not None:  # a carried case a reviewer rejected leaves the set too
             growth = self.growth
             if review.rejected_hashes and "exact_hash" in growth.clusters.columns:
@@ -134,8 +149,9 @@ class Selection:
 
     def _choose(self, config: PipelineConfig) -> None:
         if self.decisions is None:  # incremental run: representatives of the new clusters
+            clusters = self.clusters.read() if self.clusters is not None else None
             reps = global_steps.representatives(
-                self.clusters, self.kept, self.excluded | self.rejected, config
+                clusters, self.kept, self.excluded | self.rejected, config
             )
             if self.growth is None:
                 self.representatives = reps
@@ -143,9 +159,13 @@ class Selection:
                 self._choose_grown(reps, config, self.growth)
             return
         chosen = global_steps.choose(
-            self.decisions, self.clusters, config, self.excluded, self.rejected
+            self.decisions.read(),
+            self.clusters.read() if self.clusters is not None else None,
+            config,
+            self.excluded,
+            self.rejected,
         )
-        self.decisions = chosen.decisions
+        self.decisions = FrameRef.held(chosen.decisions)
         self.representatives = chosen.representatives.drop("priority")
         self.stats.update(global_steps.selection_counts(chosen, config))
         self._published_tenant_shares()
@@ -180,11 +200,17 @@ class Selection:
         the batch-wide pass, not the shard's)."""
         reps = self.representatives
         if self.decisions is not None:
-            decided = self.decisions.filter(pl.col("status") == "selected").unique(
-                "case_id", keep="first"
+            decided = (
+                self.decisions.scan()
+                .filter(pl.col("status") == "selected")
+                .select(
+                    "case_id", "funnels", pl.col("funnel_reasons").cast(pl.String), "value_score"
+                )
+                .unique("case_id", keep="first", maintain_order=True)
+                .collect()
             )
             reps = reps.join(
-                decided.select("case_id", "funnels", "funnel_reasons", "value_score"),
+                decided,
                 on="case_id",
                 how="left",
             )
@@ -210,7 +236,7 @@ class Selection:
         """The version's cluster table: every member row, with each cluster's last-seen time."""
         frames = []
         if self.clusters is not None:
-            frames.append(self.clusters.select(list(CLUSTER_SCHEMA)))
+            frames.append(self.clusters.read(list(CLUSTER_SCHEMA)))
         if self.carried_clusters is not None:
             frames.append(self.carried_clusters.select(list(CLUSTER_SCHEMA)))
         if not frames:
@@ -261,8 +287,10 @@ def select_cases(
     config = resolved.config
     try:
         work = resolved.work
-        decisions = global_steps.batch_wide(
-            global_steps.load_decisions(results, work), results, config, work
+        decisions = global_steps.compact_decisions(
+            global_steps.batch_wide(
+                global_steps.load_decisions(results, work), results, config, work
+            )
         )
     except Exception as exc:
         raise StageError("select", describe(exc)) from None
@@ -273,7 +301,8 @@ def select_cases(
         raise StageError("select", f"reading the previous version: {describe(exc)}") from None
     try:
         if parent is None:
-            return _from_sources(results, config, decisions, work)
+            folder = selection_folder(work, cache_key)
+            return _from_sources(results, config, decisions, work, folder)
         return _grown(results, config, decisions, parent, resolved)
     except StageError:
         raise
@@ -281,25 +310,39 @@ def select_cases(
         raise StageError("dedup", describe(exc)) from None
 
 
+def selection_folder(work: WorkFolder, cache_key: str | None) -> str:
+    """Where a selection's large frames are written (``FrameRef``): named by its cache key, so
+    a cached selection finds them and work-folder pruning keeps them with its result."""
+    name = f"selection-{cache_key[:16]}" if cache_key else f"selection-{time.time_ns()}"
+    return work.join("shards", name)
+
+
 def _from_sources(
-    results: list[ShardResult], config: PipelineConfig, decisions: pl.DataFrame, work: WorkFolder
+    results: list[ShardResult],
+    config: PipelineConfig,
+    decisions: pl.DataFrame,
+    work: WorkFolder,
+    folder: str,
 ) -> Selection:
-    """Cluster every candidate, one representative per cluster, then the quotas over those."""
+    """Cluster every candidate, one representative per cluster, then the quotas over those.
+
+    The decisions, the cluster table and the candidates' paths go to ``folder`` (see
+    ``FrameRef``); the returned ``Selection`` holds only what redaction needs in memory."""
     candidates = decisions.filter(pl.col("candidate")).get_column("case_id")
-    signatures = global_steps.with_decided_scores(
-        global_steps.load_signatures(results, candidates, work), decisions
-    )
-    clusters, dedup_stats = global_steps.deduplicate(signatures, config)
+    dedup = deduplicate_candidates(results, candidates, decisions, config.dedup, work, folder)
+    clusters = dedup.clusters
     chosen = global_steps.choose(decisions, clusters, config, set())
-    seen = signatures.select("case_id", "recorded_at")
+    last_seen = newest_per_cluster(clusters, dedup.seen)
     return Selection(
         kept=candidates.unique(),
-        clusters=clusters,
+        clusters=None
+        if clusters is None
+        else FrameRef.spill(clusters, work, f"{folder}/clusters.parquet"),
         representatives=chosen.representatives.drop("priority"),
-        stats={**dedup_stats, **global_steps.selection_counts(chosen, config)},
-        last_seen=newest_per_cluster(clusters, seen),
-        decisions=chosen.decisions,
-        paths=signatures.select("case_id", "path_key", "trajectory"),
+        stats={**dedup.stats, **global_steps.selection_counts(chosen, config)},
+        last_seen=last_seen,
+        decisions=FrameRef.spill(chosen.decisions, work, f"{folder}/decisions.parquet"),
+        paths=dedup.paths,
     )
 
 
@@ -314,7 +357,7 @@ def _grown(
     grown = grow(results, config, decisions, parent, resolved)
     selection = Selection(
         kept=grown.new,
-        clusters=grown.clusters,
+        clusters=None if grown.clusters is None else FrameRef.held(grown.clusters),
         representatives=grown.representatives,
         stats=grown.stats,
         parent_version=parent.version,

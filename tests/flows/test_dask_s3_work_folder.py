@@ -151,8 +151,13 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
     assert redactions, "no redaction task ran"
 
     # the work folder is on S3: every shard's files and Prefect's cached results
-    shard_dirs = s3.ls(f"{work_url}/shards", detail=False)
+    listed = s3.ls(f"{work_url}/shards", detail=False)
+    shard_dirs = [d for d in listed if not Path(d).name.startswith("selection-")]
     assert len(shard_dirs) == n_shards
+    # the selection's large frames (flows/tasks/frame_ref.py) went to the bucket too
+    (selection_dir,) = [d for d in listed if Path(d).name.startswith("selection-")]
+    spilled = {Path(p).name for p in s3.ls(selection_dir, detail=False)}
+    assert spilled == {"decisions.parquet", "clusters.parquet", "paths.parquet"}
     redacted = []
     for folder in shard_dirs:
         names = {Path(p).name for p in s3.ls(folder, detail=False)}

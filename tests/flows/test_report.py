@@ -99,3 +99,34 @@ def test_cluster_size_histogram_is_in_size_order():
     section = html[html.index("clusters by size") :]
     positions = [section.index(f">size {n}<") for n in (1, 2, 3, 10)]
     assert positions == sorted(positions)
+
+
+def test_case_table_keeps_the_first_cases_by_id_and_counts_them_all(monkeypatch):
+    """The flow keeps only the rows the page shows (not a Python row per published case), and
+    the page says how many cases there are in all."""
+    import polars as pl
+
+    from golden_distill.flows.tasks import run_stats
+
+    monkeypatch.setattr(run_stats, "CASE_TABLE_ROWS", 3)
+    parts = []
+    for ids in (["c-09", "c-03", "c-07", "c-05"], ["c-02", "c-08", "c-04"]):
+        frame = pl.DataFrame(
+            {
+                "case_id": ids,
+                "funnel_reasons": ['{"recovery": "retried"}'] * len(ids),
+                "value_score": [0.5] * len(ids),
+                "funnels": [["recovery"]] * len(ids),
+                "tenant_id": ["t"] * len(ids),
+                "steps": [[{"name": "lookup", "system": "crm"}]] * len(ids),
+            }
+        )
+        parts.append(run_stats.published_stats(frame))
+    assert [len(p["case_table"]) for p in parts] == [3, 3]
+    merged = run_stats.merge_published_stats(parts)
+    assert merged["published"] == 7
+    assert [r["case_id"] for r in merged["case_table"]] == ["c-02", "c-03", "c-04"]
+    html = render_report({**merged, "case_table": merged["case_table"]})
+    assert "c-02" in html and "c-09" not in html
+    monkeypatch.setattr("golden_distill.flows.report.render.CASE_ROWS", 2)
+    assert re.search(r"First 2 of 7 by case id", render_report(merged))

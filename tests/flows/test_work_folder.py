@@ -160,7 +160,9 @@ def test_a_run_on_a_url_work_folder_publishes_what_a_local_folder_run_does(
     assert url_set.manifest["content_sha256"] == disk_set.manifest["content_sha256"]
 
     work = WorkFolder(url)
-    shard_dirs = work.list_names(work.join("shards"))
+    listed = work.list_names(work.join("shards"))
+    shard_dirs = [d for d in listed if not d.startswith("selection-")]
+    assert len(listed) == len(shard_dirs) + 1  # the selection's frames (flows/tasks/frame_ref.py)
     assert shard_dirs and all(
         "result.pkl" in work.list_names(work.join("shards", d)) for d in shard_dirs
     )
