@@ -20,7 +20,7 @@ from typing import Any
 
 #: Characters of text per generation (two generations are kept: ~2x this in text, plus the
 #: findings lists; tens of MB per worker at most, which recycles after a few dozen tasks).
-GENERATION_CHARS = 6_000_000
+GENERATION_CHARS = 4_000_000
 #: Texts longer than this are not kept: long free text rarely repeats across shards.
 MAX_TEXT_CHARS = 4_000
 
