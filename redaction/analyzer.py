@@ -12,6 +12,7 @@ no pre-filter matches is never sent to Presidio.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,9 @@ from presidio_analyzer.nlp_engine import (
 )
 from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
+from golden_distill.redaction import lean_patterns
 from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.findings_memo import process_memo
 from golden_distill.redaction.normalise import Normalised, normalise
 from golden_distill.redaction.recognizers import SPECS, RecognizerSpec
 from golden_distill.redaction.recognizers.base import AnyOf, Keywords, fold_case
@@ -129,6 +132,9 @@ class TextAnalyzer:
         else:
             nlp_engine = NoOpNlpEngine(models=[{"lang_code": LANGUAGE, "model_name": "no_op"}])
             nlp_engine.load()
+        if not use_ner:  # nothing reads Presidio's explanations (see lean_patterns.py)
+            for recognizer in recognizers:
+                lean_patterns.install(recognizer)
         registry = RecognizerRegistry(recognizers=recognizers, supported_languages=[LANGUAGE])
         self.engine = AnalyzerEngine(
             registry=registry,
@@ -153,6 +159,13 @@ class TextAnalyzer:
         self.entities = sorted(
             {e for spec in specs for e in spec.entities} | set(self.ner_entities)
         )
+        #: what this analyzer's findings are a function of, besides text and threshold: the
+        #: config it was built from and its recognizers (the process-wide findings memo's key)
+        self.fingerprint = hashlib.sha256(
+            "\x1f".join(
+                [config.model_dump_json(), *(spec.name for spec in specs), str(use_ner)]
+            ).encode()
+        ).hexdigest()
 
     def candidate_entities(self, text: str) -> list[str]:
         """Entity types worth asking Presidio about for ``text`` (empty: skip it)."""
@@ -193,9 +206,28 @@ class TextAnalyzer:
 
         ``normalised``: a memo of ``normalise`` per text shared by the analyzers of one call
         (the verifier's extra recognizers see the scrubber's strings again)."""
+        shared = process_memo(self.fingerprint, threshold)
+        out: dict[str, list[Finding]] = {}
+        todo: list[str] = []
+        for text in dict.fromkeys(texts):
+            hit = shared.get(text)
+            if hit is None:
+                todo.append(text)
+                out[text] = []  # keeps the asked order; filled below
+            else:
+                out[text] = hit
+        if todo:
+            for text, found in self._analyze_normalised(todo, threshold, normalised).items():
+                out[text] = found
+                shared.put(text, found)
+        return out
+
+    def _analyze_normalised(
+        self, texts: list[str], threshold: float, normalised: dict[str, Normalised | None] | None
+    ) -> dict[str, list[Finding]]:
         memo: dict[str, Normalised | None] = {} if normalised is None else normalised
         forms: dict[str, Normalised] = {}
-        for text in dict.fromkeys(texts):
+        for text in texts:
             if text in memo:
                 norm = memo[text]
             else:
@@ -204,7 +236,7 @@ class TextAnalyzer:
                 forms[text] = norm
         raw = self._analyze_plain([*texts, *(n.text for n in forms.values())], threshold)
         out: dict[str, list[Finding]] = {}
-        for text in dict.fromkeys(texts):
+        for text in texts:
             norm = forms.get(text)
             if norm is None:
                 out[text] = raw[text]

@@ -26,7 +26,7 @@ from golden_distill.redaction.walker import leaves_and_keys
 
 _SHORT_NUMBER = re.compile(r"^[\d\s.,:/+-]*$")
 _ID_CHARS = re.compile(r"^[A-Za-z0-9_.:/#+@-]+$")
-_BUSINESS_ID = re.compile(r"^[A-Za-z0-9_.:/#-]{1,64}$")
+BUSINESS_ID = re.compile(r"^[A-Za-z0-9_.:/#-]{1,64}$")
 _DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _AMOUNT_LIKE = re.compile(r"^[-+]?[\d,]*\.\d+$|^v?\d+(?:\.\d+)+$")
 #: A leaf's inventory path per (slot base, key path): the same few paths recur in every case.
@@ -41,7 +41,7 @@ def _no_path(*_: object) -> str:
     return ""
 
 
-def _identifier_shaped(value: str) -> bool:
+def identifier_shaped(value: str) -> bool:
     """6+ digits, or letters mixed with 2+ digits in one 6+ character token; dates, amounts
     and versions are not identifiers."""
     value = value.strip()
@@ -125,7 +125,7 @@ def scan_case(
             where = leaf_path(base, path)
             rule = matcher.match(path)
             is_text = isinstance(leaf, str)
-            if isinstance(rule, NonPersonalRule) and (not is_text or _BUSINESS_ID.match(leaf)):
+            if isinstance(rule, NonPersonalRule) and (not is_text or BUSINESS_ID.match(leaf)):
                 non_personal.add(str(leaf))
                 fields[(tool, where, "non_personal")] += 1
                 continue
@@ -156,7 +156,7 @@ def scan_case(
             if is_text:
                 free_texts.append(leaf)
                 scanned.append((tool, where, leaf))
-                if _identifier_shaped(leaf):
+                if identifier_shaped(leaf):
                     unknown.append(leaf.strip())
                     fields[(tool, where, "unknown_id")] += 1
                 else:

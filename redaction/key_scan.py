@@ -18,6 +18,7 @@ from golden_distill.redaction.case_scan import CaseScan, scan_case
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.key_digests import KeyDigests, digest_array, key_digest
 from golden_distill.redaction.key_rules import KeyRule, RuleMatcher
+from golden_distill.redaction.key_walk import case_keys
 from golden_distill.redaction.pseudonym import key_pseudonym
 
 #: Key type of identifier-shaped values no rule classifies (one namespace, so one value reads
@@ -57,11 +58,18 @@ class KeyScanner:
         )
 
     def keys(self, row: dict[str, Any]) -> set[tuple[str, KeyRule]]:
-        """Every (original, rule) the case's redaction could pseudonymise."""
-        scan = self.scan(row, inventory=False)
-        found = set(scan.index.keys.items())
+        """Every (original, rule) the case's redaction could pseudonymise: the keys and
+        unknown identifiers ``scan`` finds, by a walk that builds nothing else
+        (``key_walk.case_keys``)."""
+        keys, unknown = case_keys(
+            row,
+            matcher=self.matcher,
+            column_keys=self.column_keys,
+            text_patterns=self.text_patterns,
+        )
+        found = set(keys.items())
         if self.config.unknown_identifiers == "pseudonymise":
-            found.update((value, self.id_rule) for value in scan.unknown_ids)
+            found.update((value, self.id_rule) for value in unknown)
         return found
 
     def digests(self, rows: Iterable[dict[str, Any]]) -> KeyDigests:

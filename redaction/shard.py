@@ -147,16 +147,22 @@ def _redact_batches(
     keep = table.num_rows <= KEEP_SCANS_ROWS
     keys = []
     prepared: list[list] = []
+    kept_rows: list[list[dict]] = []  # the rows of each batch, when their scans are kept
     for batch in table.to_batches(max_chunksize=batch_cases):
-        done = redactor.prepare(batch.to_pylist(), findings)
+        rows = batch.to_pylist()
+        done = redactor.prepare(rows, findings)
         keys.extend(keys_of(done))
         prepared.append(done if keep else [])
+        kept_rows.append(rows if keep else [])
+        del rows
     guard = CollisionGuard(redactor.key.secret, keys, run_keys)
     del keys
     for n, batch in enumerate(table.to_batches(max_chunksize=batch_cases)):
-        rows = batch.to_pylist()
+        # scans copy what they change (``slots.case_slots``): the batch's rows are as read
+        rows = kept_rows[n] or batch.to_pylist()
         results = redactor.redact_many(rows, findings, guard, prepared[n] or None)
         prepared[n] = []
+        kept_rows[n] = []
         for row, result in zip(rows, results, strict=True):
             inventory.update(result.fields)
             if result.row is not None:
