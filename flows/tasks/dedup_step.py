@@ -34,6 +34,7 @@ from golden_distill.filters.dedup.cluster import Clustering, cluster
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.report import largest_clusters
 from golden_distill.filters.dedup.signature import SIGNATURE_SCHEMA
+from golden_distill.flows.memory import release_memory
 from golden_distill.flows.tasks.frame_ref import FrameRef, FrameWriter
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.work_folder import WorkFolder
@@ -131,6 +132,7 @@ def deduplicate_candidates(
     table = pl.concat(tables).sort(["cluster_id", "rank"])
     merged = Clustering(table, merge_stats(parts, plan))
     stats = dedup_stats(merged, merge_largest(largest, cfg.report_largest), cfg)
+    release_memory()  # the features' freed heap (numpy, scipy) before the quotas run
     return DedupOutcome(table, stats, seen, _close(paths))
 
 

@@ -43,7 +43,8 @@ class FrameRef:
         if work.is_local:
             Path(location).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             frame.write_parquet(location)
-            work.make_private(Path(location).parent, [Path(location)])
+            folder = Path(location).parent  # closed itself; its parents are not ours to close
+            work.make_private(folder, [Path(location)], stop_at=folder)
         else:
             buffer = io.BytesIO()
             frame.write_parquet(buffer)
@@ -104,7 +105,8 @@ class FrameWriter:
         else:
             self._writer.close()
         if self.work.is_local:
-            self.work.make_private(self._path.parent, [self._path])
+            folder = self._path.parent
+            self.work.make_private(folder, [self._path], stop_at=folder)
         else:
             self.work.put_file(self._path, self.location)
             shutil.rmtree(self._path.parent, ignore_errors=True)

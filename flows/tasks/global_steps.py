@@ -112,19 +112,6 @@ def with_decided_scores(signatures: pl.DataFrame, decisions: pl.DataFrame) -> pl
     )
 
 
-def choose(
-    decisions: pl.DataFrame,
-    clusters: pl.DataFrame | None,
-    config: PipelineConfig,
-    excluded: set,
-    rejected: set | None = None,
-) -> Chosen:
-    """Representatives of the clusters (minus ``excluded`` and ``rejected``), then quotas."""
-    return choose_cases(
-        decisions, clusters, config.funnels, config.dedup, excluded, rejected or set()
-    )
-
-
 def review_log(resolved: ResolvedRun) -> bytes | None:
     """The set's review log (filters/review.py), None when nobody reviewed it yet."""
 

@@ -26,8 +26,9 @@ from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks import global_steps
+from golden_distill.flows.tasks.choice import choose_candidates, write_all_decisions
 from golden_distill.flows.tasks.dedup_step import deduplicate_candidates
-from golden_distill.flows.tasks.frame_ref import FrameRef
+from golden_distill.flows.tasks.frame_ref import FrameRef, FrameWriter
 from golden_distill.flows.tasks.grow import Growth, grow, newest_per_cluster, published_tenants
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import incremental_parent, load_parent
@@ -39,13 +40,17 @@ class Selection:
     """What quotas kept, the clusters among them, the current representatives, and (incremental
     runs) the previous version's clusters carried into this one."""
 
-    kept: pl.Series  # new candidate ids (the quotas run after dedup)
+    #: new candidate ids (incremental runs; a run from sources reads them from ``decisions``)
+    kept: pl.Series | None
     clusters: FrameRef | None  # the cluster table of new-only clusters (None: dedup off)
     representatives: pl.DataFrame  # new representatives: case_id, cluster_id, cluster_size
     excluded: set[str] = field(default_factory=set)  # refused by redaction
     stats: dict[str, Any] = field(default_factory=dict)
     #: every case's decision with its status (filters.selection), for a run built from sources
     decisions: FrameRef | None = None
+    #: the candidates' rows decided again after the select step (a refusal, a review):
+    #: they replace those rows of ``decisions`` (flows/tasks/choice.py)
+    redecided: pl.DataFrame | None = None
     rejected: set[str] = field(default_factory=set)  # rejected in review (filters/review.py)
     confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
     corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # corrected expected
@@ -110,7 +115,7 @@ class Selection:
         if self.decisions is None or not shares.get("tenant"):
             return
         known = (
-            self.decisions.scan()
+            self._decided()
             .select("case_id", "tenant_id")
             .filter(pl.col("case_id").is_in(list(self.published_tenants)))
             .unique("case_id")
@@ -143,7 +148,7 @@ class Selection:
                 same = hashes.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
                 ids |= set(same.get_column("case_id").to_list())
             growth.carried = growth.carried.filter(~pl.col("case_id").is_in(sorted(ids)))
-        self.rejected |= ids & set(self.kept.to_list())
+        self.rejected |= ids & set(self.candidate_ids().to_list())
         if self.rejected or self.growth is not None:
             self._choose(config)
 
@@ -151,24 +156,40 @@ class Selection:
         if self.decisions is None:  # incremental run: representatives of the new clusters
             clusters = self.clusters.read() if self.clusters is not None else None
             reps = global_steps.representatives(
-                clusters, self.kept, self.excluded | self.rejected, config
+                clusters, self.candidate_ids(), self.excluded | self.rejected, config
             )
             if self.growth is None:
                 self.representatives = reps
             else:
                 self._choose_grown(reps, config, self.growth)
             return
-        chosen = global_steps.choose(
-            self.decisions.read(),
+        choice = choose_candidates(
+            self.decisions.scan(),
             self.clusters.read() if self.clusters is not None else None,
-            config,
+            config.funnels,
+            config.dedup,
             self.excluded,
             self.rejected,
         )
-        self.decisions = FrameRef.held(chosen.decisions)
-        self.representatives = chosen.representatives.drop("priority")
-        self.stats.update(global_steps.selection_counts(chosen, config))
+        self.redecided = choice.chosen.decisions
+        self.representatives = choice.chosen.representatives.drop("priority")
+        self.stats.update(global_steps.selection_counts(choice.counts, config))
         self._published_tenant_shares()
+
+    def candidate_ids(self) -> pl.Series:
+        """The new candidates' ids (the quotas run after dedup)."""
+        if self.kept is not None:
+            return self.kept
+        decided = self._decided().filter(pl.col("candidate")).select("case_id").unique()
+        return decided.collect().get_column("case_id")
+
+    def _decided(self) -> pl.LazyFrame:
+        """The decisions of the candidates' rows as they stand (the published cases are
+        among them): decided again since the select step, else as it wrote them."""
+        if self.redecided is not None:
+            return self.redecided.lazy()
+        assert self.decisions is not None
+        return self.decisions.scan()
 
     def _choose_grown(self, reps: pl.DataFrame, config: PipelineConfig, growth: Growth) -> None:
         """The quotas over the carried cases and the new representatives ``reps``: a new case
@@ -201,7 +222,7 @@ class Selection:
         reps = self.representatives
         if self.decisions is not None:
             decided = (
-                self.decisions.scan()
+                self._decided()
                 .filter(pl.col("status") == "selected")
                 .select(
                     "case_id", "funnels", pl.col("funnel_reasons").cast(pl.String), "value_score"
@@ -331,17 +352,19 @@ def _from_sources(
     candidates = decisions.filter(pl.col("candidate")).get_column("case_id")
     dedup = deduplicate_candidates(results, candidates, decisions, config.dedup, work, folder)
     clusters = dedup.clusters
-    chosen = global_steps.choose(decisions, clusters, config, set())
+    choice = choose_candidates(decisions.lazy(), clusters, config.funnels, config.dedup, set())
+    writer = FrameWriter(work, f"{folder}/decisions.parquet")
+    decided = write_all_decisions(decisions.lazy(), choice.chosen.decisions, writer)
     last_seen = newest_per_cluster(clusters, dedup.seen)
     return Selection(
-        kept=candidates.unique(),
+        kept=None,
         clusters=None
         if clusters is None
         else FrameRef.spill(clusters, work, f"{folder}/clusters.parquet"),
-        representatives=chosen.representatives.drop("priority"),
-        stats={**dedup.stats, **global_steps.selection_counts(chosen, config)},
+        representatives=choice.chosen.representatives.drop("priority"),
+        stats={**dedup.stats, **global_steps.selection_counts(choice.counts, config)},
         last_seen=last_seen,
-        decisions=FrameRef.spill(chosen.decisions, work, f"{folder}/decisions.parquet"),
+        decisions=decided,
         paths=dedup.paths,
     )
 

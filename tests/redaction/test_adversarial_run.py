@@ -30,6 +30,7 @@ RAW_FILES = (
     "candidates.parquet",
     "decisions.parquet",
     "signatures.parquet",
+    "paths.parquet",  # the selection's candidate tool paths (flows/tasks/frame_ref.py)
     "quarantine.jsonl",
     "errors.log",
 )
