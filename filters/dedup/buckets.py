@@ -14,7 +14,6 @@ the all-at-once table (tests/filters/dedup/test_buckets.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 
 import polars as pl
@@ -81,17 +80,6 @@ def plan_buckets(
         duplicate_case_ids=ordered.height - unique.height,
         blocks=unique.get_column("block_key").n_unique(),
     )
-
-
-def bucket_signatures(
-    plan: BucketPlan, load: Callable[[pl.DataFrame], pl.DataFrame]
-) -> Iterator[pl.DataFrame]:
-    """Each non-empty bucket's signatures: ``load(pairs)`` returns the signature rows of those
-    (case_id, exact_hash) pairs (the caller reads them from wherever they are)."""
-    for index in range(plan.buckets):
-        pairs = plan.bucket(index)
-        if pairs.height:
-            yield load(pairs)
 
 
 def merge_stats(parts: list[ClusterStats], plan: BucketPlan) -> ClusterStats:

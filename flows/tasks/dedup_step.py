@@ -32,7 +32,7 @@ from golden_distill.filters.dedup.buckets import (
 )
 from golden_distill.filters.dedup.cluster import Clustering, cluster
 from golden_distill.filters.dedup.config import DedupConfig
-from golden_distill.filters.dedup.report import largest_clusters
+from golden_distill.filters.dedup.report import LargestCluster, largest_clusters
 from golden_distill.filters.dedup.signature import SIGNATURE_SCHEMA
 from golden_distill.flows.memory import release_memory
 from golden_distill.flows.tasks.frame_ref import FrameRef, FrameWriter
@@ -140,7 +140,9 @@ def _close(paths: FrameWriter) -> FrameRef:
     return paths.close(pl.DataFrame(schema={c: pl.String() for c in PATH_COLUMNS}))
 
 
-def dedup_stats(clustering: Clustering, largest: list, cfg: DedupConfig) -> dict[str, Any]:
+def dedup_stats(
+    clustering: Clustering, largest: list[LargestCluster], cfg: DedupConfig
+) -> dict[str, Any]:
     """The dedup counts of the report and the manifest."""
     sizes = (
         clustering.table.filter(pl.col("role") == "representative")

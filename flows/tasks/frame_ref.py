@@ -6,9 +6,8 @@ Three of its frames grow with the night: the decisions (one row per record read)
 table and the candidates' tool paths (one row per candidate): ~1 GB at 2M sessions, copied by
 every pickling. The select task writes them once to the work folder and the ``Selection`` holds
 a ``FrameRef`` to each; a step reads the columns and rows it needs when it needs them (polars
-pushes the filter and the projection into the Parquet scan). A frame computed later in the
-flow (a second choice after redaction refused a case) stays in memory: refusals are rare and
-the flow needs it at once.
+pushes the filter and the projection into the Parquet scan). A frame an incremental run
+computes from the previous version (bounded by the set's size) is held in memory instead.
 """
 
 from __future__ import annotations

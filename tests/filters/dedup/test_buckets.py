@@ -13,7 +13,6 @@ from golden_distill.datasets.ingest import ingest
 from golden_distill.filters.dedup import DedupConfig, cluster, signatures
 from golden_distill.filters.dedup.buckets import (
     PLAN_COLUMNS,
-    bucket_signatures,
     merge_largest,
     merge_stats,
     plan_buckets,
@@ -46,11 +45,12 @@ CFG = DedupConfig(large_block_size=6)  # large groups go through k-means partiti
 def _in_buckets(sigs: pl.DataFrame, cfg: DedupConfig, rows: int):
     plan = plan_buckets(sigs.select(PLAN_COLUMNS), cfg, bucket_rows=rows)
 
-    def load(pairs: pl.DataFrame) -> pl.DataFrame:
-        return sigs.join(pairs, on=["case_id", "exact_hash"], how="semi")
-
     tables, parts, largest = [], [], []
-    for rows_of_bucket in bucket_signatures(plan, load):
+    for index in range(plan.buckets):
+        pairs = plan.bucket(index)
+        rows_of_bucket = sigs.join(pairs, on=["case_id", "exact_hash"], how="semi")
+        if rows_of_bucket.height == 0:
+            continue
         clustering = cluster(rows_of_bucket, cfg)
         tables.append(clustering.table)
         parts.append(clustering.stats)
