@@ -18,6 +18,11 @@ def _count(frame: pl.DataFrame, expr: pl.Expr) -> int:
     return int(frame.select(expr.sum()).item() or 0) if frame.height else 0
 
 
+def stats_columns(config: FunnelsConfig) -> list[str]:
+    """The decision columns ``selection_stats`` reads (a caller may keep only these)."""
+    return ["status", "candidate", *(f"in_{f.name}" for f in build_funnels(config))]
+
+
 def selection_stats(decisions: pl.DataFrame, config: FunnelsConfig) -> dict[str, Any]:
     """Counts from ``filters.selection.choose`` decisions:
 
@@ -28,7 +33,7 @@ def selection_stats(decisions: pl.DataFrame, config: FunnelsConfig) -> dict[str,
     funnels = build_funnels(config)
     selects = [f.name for f in funnels if f.role == "select"]
     names = [f.name for f in funnels]
-    decisions = decisions.select("status", "candidate", *(f"in_{n}" for n in names))
+    decisions = decisions.select(stats_columns(config))
     candidates = decisions.filter(pl.col("candidate"))
     selected = decisions.filter(pl.col("status") == "selected")
     cut = candidates.filter(pl.col("status") != "selected")

@@ -6,7 +6,7 @@ select step, and the flow's process when redaction refused a case and the quotas
 about two copies of the whole night's decisions. ``choose_candidates`` runs it over the
 *active* rows only: every row whose case id has a candidate row (so a case id read twice is
 still decided as a whole: its first row wins). The other rows keep their decision as it is;
-their counts join the active rows' for the report (``all_rows_counts``).
+their counts join the active rows' for the report (``CandidateChoice.counts``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import polars as pl
 
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.dedup.config import DedupConfig
-from golden_distill.filters.registry import build_funnels
 from golden_distill.filters.selection import Chosen, choose
+from golden_distill.filters.selection_stats import stats_columns
 from golden_distill.flows.tasks.frame_ref import FrameRef, FrameWriter
 
 
@@ -51,11 +51,6 @@ def other_rows(decisions: pl.LazyFrame) -> pl.LazyFrame:
     return decisions.join(_active_ids(decisions), on="case_id", how="anti")
 
 
-def count_columns(funnels: FunnelsConfig) -> list[str]:
-    """What ``selection_stats`` reads of every row."""
-    return ["status", "candidate", *(f"in_{f.name}" for f in build_funnels(funnels))]
-
-
 def choose_candidates(
     decisions: pl.LazyFrame,
     clusters: pl.DataFrame | None,
@@ -68,7 +63,7 @@ def choose_candidates(
     those rows over every row (tests/flows/test_choice.py)."""
     active = active_rows(decisions)
     chosen = choose(active, clusters, funnels, dedup, excluded, rejected or ())
-    columns = count_columns(funnels)
+    columns = stats_columns(funnels)
     every = pl.concat(
         [
             other_rows(decisions).select(columns).collect(),

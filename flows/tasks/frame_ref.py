@@ -12,7 +12,6 @@ computes from the previous version (bounded by the set's size) is held in memory
 
 from __future__ import annotations
 
-import io
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,16 +38,9 @@ class FrameRef:
     @classmethod
     def spill(cls, frame: pl.DataFrame, work: WorkFolder, location: str) -> FrameRef:
         """Write ``frame`` to ``location`` (a local path or a URL of the work folder)."""
-        if work.is_local:
-            Path(location).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            frame.write_parquet(location)
-            folder = Path(location).parent  # closed itself; its parents are not ours to close
-            work.make_private(folder, [Path(location)], stop_at=folder)
-        else:
-            buffer = io.BytesIO()
-            frame.write_parquet(buffer)
-            work.write_bytes(location, buffer.getvalue())
-        return cls(height=frame.height, location=location, work=work)
+        writer = FrameWriter(work, location)
+        writer.write(frame)
+        return writer.close(frame.head(0))
 
     @property
     def spilled(self) -> bool:

@@ -101,17 +101,6 @@ def load_signatures(
     return pl.concat(frames, how="vertical_relaxed").filter(pl.col("case_id").is_in(kept.implode()))
 
 
-def with_decided_scores(signatures: pl.DataFrame, decisions: pl.DataFrame) -> pl.DataFrame:
-    """Signatures carrying the global decisions' value_score and funnels (what ranks cluster
-    members), not the shard pass's."""
-    scores = decisions.filter(pl.col("candidate")).unique("case_id", keep="first")
-    return (
-        signatures.drop("value_score", "funnels")
-        .join(scores.select("case_id", "value_score", "funnels"), on="case_id", how="left")
-        .select(signatures.columns)
-    )
-
-
 def review_log(resolved: ResolvedRun) -> bytes | None:
     """The set's review log (filters/review.py), None when nobody reviewed it yet."""
 
