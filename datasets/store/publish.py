@@ -56,6 +56,7 @@ from golden_distill.datasets.store.case_files import (
     staged_batches,
     write_clusters,
 )
+from golden_distill.datasets.store.cluster_file import write_clusters_from
 from golden_distill.datasets.store.cluster_marks import mark_published
 from golden_distill.datasets.store.erasure_log import (
     drop_erased,
@@ -169,7 +170,7 @@ def publish_version(
     set_name: str,
     *,
     cases: pa.Table | Sequence[Path | str],
-    clusters: pa.Table | None = None,
+    clusters: pa.Table | Path | None = None,
     report_html: str | bytes | None = None,
     manifest_fields: dict[str, Any] | ManifestFields | None = None,
     force: bool = False,
@@ -180,6 +181,8 @@ def publish_version(
 ) -> PublishResult:
     """Publish ``cases`` (GOLDEN_SCHEMA table or Parquet files) as a new immutable version.
 
+    ``clusters``: the cluster table, in memory or as a local Parquet file (the flow's: written
+    one range of clusters at a time, ``cluster_file``).
     ``signing_key`` None: the key configured in ``GOLDEN_SIGNING_KEY``, if any, signs it.
     ``prechecked``: ``replay.steps_digests`` of cases a published version passed the replay check
     with (a grown set's carried cases); a staged case with the same digest is not checked again
@@ -250,7 +253,7 @@ def _publish_staged(
     layout: SetLayout,
     staging: Path,
     cases: pa.Table | _Excluding,
-    clusters: pa.Table | None,
+    clusters: pa.Table | Path | None,
     report_html: str | bytes | None,
     fields: ManifestFields,
     force: bool,
@@ -271,8 +274,13 @@ def _publish_staged(
     )
     _pause("cases")
     if clusters is not None:
-        clusters = mark_published(clusters, _published_ids(staging, files))
-        files.append(write_clusters(clusters, staging))
+        published = _published_ids(staging, files)
+        if isinstance(clusters, pa.Table):
+            entry = write_clusters(mark_published(clusters, published), staging)
+        else:  # a file: written one range of clusters at a time
+            entry = write_clusters_from(Path(clusters), published, staging)
+        files.append(entry)
+        counts["clusters"] = entry["rows"]
         _pause("clusters")
     if report_html is not None:
         data = report_html.encode() if isinstance(report_html, str) else report_html
@@ -319,8 +327,6 @@ def _publish_staged(
     parent = read_alias(store, layout, LATEST)
     version = allocate_version(store, layout.set_name)
     _pause("claimed")
-    if clusters is not None:
-        counts["clusters"] = clusters.num_rows
     manifest = build_manifest(
         set_name=layout.set_name,
         version=version,

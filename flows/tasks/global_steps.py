@@ -115,10 +115,14 @@ def review_decisions(resolved: ResolvedRun) -> ReviewDecisions:
     return ReviewDecisions.from_entries(parse_log(review_log(resolved)))
 
 
-def selection_counts(chosen: Chosen, config: PipelineConfig) -> dict[str, Any]:
-    """The funnel, dedup and quota counts of a selection, for the report and the manifest."""
+def selection_counts(
+    chosen: Chosen, config: PipelineConfig, counts: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The funnel, dedup and quota counts of a selection, for the report and the manifest
+    (``counts``: the ``selection_stats`` of every row, when ``chosen`` decided only some)."""
 
-    counts = selection_stats(chosen.decisions, config.funnels)
+    if counts is None:
+        counts = selection_stats(chosen.decisions, config.funnels)
     dropped = counts.get("dropped", {})
     return {
         "funnels": counts.get("members", {}),
@@ -417,12 +421,14 @@ def publish(
     stats: dict[str, Any],
     render: Callable[[dict[str, Any]], str],
     key_id: str | None,
+    scratch: Path,
 ) -> tuple[str, str, str | None]:
     """Publish the version; its id, the report's location, and the version it duplicates
-    (same content hash: nothing new was published), if any."""
+    (same content hash: nothing new was published), if any. ``scratch``: a local folder for
+    the cluster table on its way to the store."""
 
     config = resolved.config
-    clusters = selection.published_clusters()
+    clusters = selection.published_clusters(scratch)
     report_html = render(stats)
     result = publish_version(
         resolved.store_url,
