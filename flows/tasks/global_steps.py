@@ -329,7 +329,7 @@ def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -
 
     Only the columns the drift reads are loaded (``DRIFT_PATHS``), so a large set costs a few
     small columns here, not its whole text; the coverage gap (runs built from sources) needs
-    the pinned cases' tool paths and reads them whole."""
+    the pinned cases' tool paths, taken one case file at a time."""
 
     pinned = open_version(resolved, "stable")
     if pinned is None:  # (a GoldenSet has a length: an empty one must not read as missing)
@@ -340,12 +340,23 @@ def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -
     after = _drift_columns(pq.ParquetFile(p) for p in parts) if parts else before.head(0)
     out: dict[str, Any] = {"pinned": pinned.version, "drift": drift(before, after, top=20)}
     if paths is not None:  # a FrameRef (flows/tasks/frame_ref.py): read only now
-        paths = paths.read()
-        whole = pl.from_arrow(pinned.read_table())
-        assert isinstance(whole, pl.DataFrame)
-        pinned_paths = signatures(whole, resolved.config.dedup).select("path_key")
-        out["coverage_gap"] = coverage_gap(paths, pinned_paths)
+        pinned_paths = pl.concat(
+            [
+                signatures(_frame(pinned._open(e, keep=False).read()), resolved.config.dedup)
+                .select("path_key")
+                .unique()
+                for e in pinned.case_files
+            ]
+            or [pl.DataFrame(schema={"path_key": pl.String})]
+        )
+        out["coverage_gap"] = coverage_gap(paths.read(), pinned_paths)
     return out
+
+
+def _frame(table: pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
 
 
 def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
