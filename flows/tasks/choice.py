@@ -61,27 +61,33 @@ class CandidateChoice:
     counts: dict[str, Any]
 
 
-def candidate_ids(frames: Iterable[pl.DataFrame]) -> pl.Series:
-    """The distinct case ids with a candidate row in any of ``frames`` (case_id, candidate)."""
-    ids = [f.filter(pl.col("candidate")).get_column("case_id") for f in frames]
-    return pl.concat(ids).unique() if ids else pl.Series("case_id", [], dtype=pl.String)
+def active_masks(flags: list[pl.DataFrame]) -> list[pl.Series]:
+    """Per frame of ``flags`` (case_id, candidate): whether each row's case id has a candidate
+    row in any of them (one pass over the night's two smallest columns)."""
+    if not flags:
+        return []
+    every = pl.concat([f.select("case_id", "candidate") for f in flags])
+    active = every.select(pl.col("candidate").any().over("case_id")).to_series()
+    masks, start = [], 0
+    for frame in flags:
+        masks.append(active.slice(start, frame.height))
+        start += frame.height
+    return masks
 
 
 def split_decisions(
-    frames: Iterable[pl.DataFrame], candidates: pl.Series, funnels: FunnelsConfig
+    frames: Iterable[tuple[pl.DataFrame, pl.Series]], funnels: FunnelsConfig
 ) -> SplitDecisions:
-    """Keep the rows of ``candidates``' case ids from ``frames`` (taken one at a time, so the
-    caller may read them lazily) and count the others."""
-    wanted = candidates.implode()
+    """Keep the rows ``active_masks`` marks of each frame (taken one at a time, so the caller
+    may read them lazily) and count the others."""
     parts: list[pl.DataFrame] = []
     counts: dict[str, Any] | None = None
-    for frame in frames:
-        mine = pl.col("case_id").is_in(wanted)
-        parts.append(frame.filter(mine))
-        other = selection_stats(frame.filter(~mine), funnels)
+    for frame, active in frames:
+        parts.append(frame.filter(active))
+        other = selection_stats(frame.filter(~active), funnels)
         counts = other if counts is None else add_stats(counts, other)
-    active = pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
-    return SplitDecisions(active, counts or selection_stats(active.clear(), funnels))
+    active_rows = pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+    return SplitDecisions(active_rows, counts or selection_stats(active_rows.clear(), funnels))
 
 
 def night_decisions(
@@ -96,10 +102,12 @@ def night_decisions(
             global_steps.load_decisions(results, work), results, config, work
         )
         whole = global_steps.compact_decisions(whole)
-        return split_decisions([whole], candidate_ids([whole]), funnels)
-    flags = (work.read_frame(r.decisions_path, ["case_id", "candidate"]) for r in results)
+        return split_decisions(zip([whole], active_masks([whole]), strict=True), funnels)
+    masks = active_masks(
+        [work.read_frame(r.decisions_path, ["case_id", "candidate"]) for r in results]
+    )
     frames = (global_steps.compact_decisions(work.read_frame(r.decisions_path)) for r in results)
-    return split_decisions(frames, candidate_ids(flags), funnels)
+    return split_decisions(zip(frames, masks, strict=True), funnels)
 
 
 def choose_candidates(

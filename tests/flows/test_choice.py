@@ -14,7 +14,7 @@ from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.dedup import DedupConfig, cluster, signatures
 from golden_distill.filters.selection import choose
 from golden_distill.filters.selection_stats import add_stats, selection_stats
-from golden_distill.flows.tasks.choice import candidate_ids, choose_candidates, split_decisions
+from golden_distill.flows.tasks.choice import active_masks, choose_candidates, split_decisions
 from golden_distill.synthetic import generate_corpus
 
 
@@ -54,7 +54,7 @@ def test_choosing_over_candidates_equals_choosing_over_every_row(night, cap):
     whole = choose(decisions, clusters, funnels, DedupConfig(), excluded, rejected)
     # read as the select step reads a night: shard by shard (the twice-read case id spans two)
     shards = [decisions.slice(0, 40), decisions.slice(40, 200), decisions.slice(240)]
-    split = split_decisions(shards, candidate_ids(shards), funnels)
+    split = split_decisions(zip(shards, active_masks(shards), strict=True), funnels)
     assert 0 < split.active.height < decisions.height  # really fewer rows
     choice = choose_candidates(
         split.active, split.other_counts, clusters, funnels, DedupConfig(), excluded, rejected
