@@ -209,7 +209,7 @@ def write_publish_parts(
     """
     work = work_of(redacted_paths, work)
     out_dir.mkdir(parents=True, exist_ok=True)
-    ids = reps.get_column("case_id")
+    reps = reps.unique("case_id", keep="first", maintain_order=True)
     written: set[str] = set()
     parts: list[Path] = []
     counted: list[dict[str, Any]] = []
@@ -223,16 +223,16 @@ def write_publish_parts(
     for path in redacted_paths:
         frame = (
             work.scan_frame(path)
-            .filter(pl.col("case_id").is_in(ids.implode()))
             .drop([c for c in reps.columns if c != "case_id"], strict=False)
+            .unique("case_id", keep="first", maintain_order=True)
+            .join(reps.lazy(), on="case_id", how="inner", maintain_order="left")
             .collect()
         )
-        frame = frame.filter(
-            ~pl.col("case_id").is_in(pl.Series(list(written), dtype=pl.String).implode())
-        ).unique("case_id", maintain_order=True)
+        # (only this file's ids are looked up: the set of every written id never is copied)
+        fresh = [case_id not in written for case_id in frame.get_column("case_id").to_list()]
+        frame = frame.filter(pl.Series(fresh, dtype=pl.Boolean))
         if frame.height == 0:
             continue
-        frame = frame.join(reps, on="case_id", how="left")
         corrected = corrected_expected(frame)  # reviewers' corrections (when `expected` exists)
         if corrected is not None:
             frame = frame.with_columns(corrected)
