@@ -78,7 +78,7 @@ from golden_distill.datasets.store.manifest import (
     dump_manifest,
     parse_fields,
 )
-from golden_distill.datasets.store.replay import ReplayCheckResult, check_table_except
+from golden_distill.datasets.store.replay import ReplayCheckResult
 from golden_distill.datasets.store.signing import (
     SIGNATURE_NAME,
     SIGNING_KEY_ENV,
@@ -88,6 +88,7 @@ from golden_distill.datasets.store.signing import (
     signing_key_from_env,
     trusted_keys,
 )
+from golden_distill.datasets.store.staged_check import check_staged
 from golden_distill.datasets.store.verify import ChecksumError, read_verified_bytes
 from golden_distill.datasets.store.versions import (
     allocate_version,
@@ -293,16 +294,8 @@ def _publish_staged(
     # (batch by batch: a case never spans two batches, memory stays small).
     mark = time.perf_counter()
     volatile = ((fields.config or {}).get("ingest") or {}).get("volatile_keys")
-    check = ReplayCheckResult()
-    staged_rows = 0
     case_paths = [staging / f["name"] for f in files if f["role"] == "cases"]
-    for batch in staged_batches(case_paths):
-        staged_rows += batch.num_rows
-        part = check_table_except(batch, volatile, prechecked)
-        check.cases_prechecked += part.cases_prechecked
-        check.cases_checked += part.cases_checked
-        check.steps_checked += part.steps_checked
-        check.failures.extend(part.failures)
+    check, staged_rows = check_staged(case_paths, volatile, prechecked)
     if staged_rows != counts["cases"]:
         raise PublishError(f"staged cases: {staged_rows} rows, expected {counts['cases']}")
     timings["replay_check"] = time.perf_counter() - mark
