@@ -38,6 +38,10 @@ DUPLICATE_ID = "dedup:duplicate_id"
 
 #: Columns of the representatives frame (the cases to publish), in priority order.
 REPRESENTATIVE_COLUMNS = ("case_id", "cluster_id", "cluster_size", "priority")
+#: What the quotas read of a representative (``apply_quotas``).
+QUOTA_COLUMNS = ("case_id", "tenant_id", "signature", "value_score", "funnels")
+#: A representative before the quotas: its quota columns and its cluster.
+QUOTA_ROW_COLUMNS = (*QUOTA_COLUMNS, "cluster_id", "cluster_size")
 
 
 @dataclass(slots=True)
@@ -50,6 +54,9 @@ class Chosen:
     decisions: pl.DataFrame
     representatives: pl.DataFrame
     shares: dict[str, Any] = field(default_factory=dict)
+    #: the quotas' input: each cluster's representative before the quotas
+    #: (QUOTA_ROW_COLUMNS), what ``requota`` starts from when only a few clusters change
+    quota_rows: pl.DataFrame | None = None
 
 
 def cluster_candidates(
@@ -100,11 +107,10 @@ def choose(
     candidates = rows.filter(pl.col("candidate") & first)
     reps = _representatives(candidates, clusters, excluded_ids, dedup)
     rep_rows = candidates.join(reps.select("case_id"), on="case_id", how="semi")
-    ranked = apply_quotas(
-        rep_rows.select("case_id", "tenant_id", "signature", "value_score", "funnels"),
-        funnels.quotas,
-        order,
+    quota_rows = rep_rows.select(QUOTA_COLUMNS).join(
+        reps.select("case_id", "cluster_id", "cluster_size"), on="case_id", how="left"
     )
+    ranked = apply_quotas(quota_rows.select(QUOTA_COLUMNS), funnels.quotas, order)
     kept = ranked.filter(pl.col("quota_cut").is_null())
     membership = (
         clusters.select("case_id", "cluster_id", "cluster_size", "merged_by")
@@ -142,14 +148,29 @@ def choose(
         )
         .drop("_row", "quota_cut", "merged_by")
     )
-    published = (
+    return Chosen(
+        decisions=decided,
+        representatives=_published(kept, reps),
+        shares=shares(kept, funnels.quotas, order),
+        quota_rows=quota_rows,
+    )
+
+
+def _published(kept: pl.DataFrame, reps: pl.DataFrame) -> pl.DataFrame:
+    """The kept representatives (REPRESENTATIVE_COLUMNS) in priority order."""
+    return (
         kept.select("case_id", "priority")
-        .join(reps, on="case_id", how="left")
+        .join(reps.select("case_id", "cluster_id", "cluster_size"), on="case_id", how="left")
         .select(REPRESENTATIVE_COLUMNS)
         .sort("priority")
     )
-    return Chosen(
-        decisions=decided,
-        representatives=published,
-        shares=shares(kept, funnels.quotas, order),
-    )
+
+
+def requota(rows: pl.DataFrame, funnels: FunnelsConfig) -> pl.DataFrame:
+    """The quotas again over ``rows``, every cluster's representative (QUOTA_ROW_COLUMNS):
+    the published representatives ``choose`` gives for them, without deciding every
+    candidate's status. What a redaction round needs when a few clusters changed their
+    representative (the flow keeps the others' rows: flows/tasks/choice.py)."""
+    order = [f.name for f in build_funnels(funnels) if f.role == "select"]
+    ranked = apply_quotas(rows.select(QUOTA_COLUMNS), funnels.quotas, order)
+    return _published(ranked.filter(pl.col("quota_cut").is_null()), rows)

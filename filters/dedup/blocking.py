@@ -17,6 +17,10 @@ import polars as pl
 
 from golden_distill.filters.dedup.config import DedupConfig
 
+#: The order of a cluster's members, best first (``priority_order``).
+PRIORITY_KEYS = ["value_score", "distinct_tools", "recorded_at", "case_id"]
+PRIORITY_DESCENDING = [True, True, False, False]
+
 
 def priority_order(signatures: pl.DataFrame) -> pl.DataFrame:
     """Signatures sorted best-first with ``priority`` (0 = best representative).
@@ -24,11 +28,7 @@ def priority_order(signatures: pl.DataFrame) -> pl.DataFrame:
     Highest value_score (missing counts as lowest), then most distinct tools, then earliest
     recorded, then case_id so that ties are broken the same way on every run.
     """
-    ordered = signatures.sort(
-        ["value_score", "distinct_tools", "recorded_at", "case_id"],
-        descending=[True, True, False, False],
-        nulls_last=True,
-    )
+    ordered = signatures.sort(PRIORITY_KEYS, descending=PRIORITY_DESCENDING, nulls_last=True)
     return ordered.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("priority"))
 
 

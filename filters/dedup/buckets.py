@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 
 import polars as pl
 
-from golden_distill.filters.dedup.blocking import priority_order
+from golden_distill.filters.dedup.blocking import PRIORITY_DESCENDING, PRIORITY_KEYS
 from golden_distill.filters.dedup.cluster import ClusterStats
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.report import LargestCluster
@@ -58,16 +58,29 @@ def plan_buckets(
     keys: pl.DataFrame, cfg: DedupConfig, bucket_rows: int = BUCKET_ROWS
 ) -> BucketPlan:
     """Buckets of whole groups for ``keys`` (PLAN_COLUMNS of every candidate)."""
-    ordered = keys.sort(["case_id", "exact_hash"])
-    unique = ordered.unique(subset="case_id", keep="first", maintain_order=True)
+    # a case id seen twice keeps its smallest exact hash (what ``cluster`` keeps); the night's
+    # keys are not sorted for the few such ids (row order does not matter below)
+    twice = pl.col("case_id").is_duplicated()
+    unique = pl.concat(
+        [
+            keys.filter(~twice),
+            keys.filter(twice)
+            .sort(["case_id", "exact_hash"])
+            .unique(subset="case_id", keep="first", maintain_order=True),
+        ]
+    )
     buckets = max(1, math.ceil(unique.height / bucket_rows))
     group_key = (
         pl.concat_str("block_key", "path_key", separator="/")
         if cfg.max_trajectory_distance == 0
         else pl.col("block_key")
     )
-    # a unit's group is its best case's (``units``: the first row of the priority order)
-    unit_group = priority_order(unique).group_by("exact_hash").agg(group_key.first().alias("g"))
+    # a unit's group is its best case's (``units``: the first row of ``priority_order``, a
+    # total order: case ids are distinct here), found per unit without sorting every row
+    best_first = group_key.sort_by(
+        PRIORITY_KEYS, descending=PRIORITY_DESCENDING, nulls_last=True
+    ).first()
+    unit_group = unique.group_by("exact_hash").agg(best_first.alias("g"))
     unit_bucket = unit_group.select(
         "exact_hash", bucket=(pl.col("g").hash(seed=0) % buckets).cast(pl.Int32)
     )
@@ -77,7 +90,7 @@ def plan_buckets(
     return BucketPlan(
         assignment=assignment,
         buckets=buckets,
-        duplicate_case_ids=ordered.height - unique.height,
+        duplicate_case_ids=keys.height - unique.height,
         blocks=unique.get_column("block_key").n_unique(),
     )
 

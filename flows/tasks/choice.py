@@ -21,8 +21,9 @@ import polars as pl
 
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.dedup.config import DedupConfig
+from golden_distill.filters.dedup.representatives import choose_representatives
 from golden_distill.filters.runner import permissive_figures
-from golden_distill.filters.selection import Chosen, choose
+from golden_distill.filters.selection import QUOTA_COLUMNS, Chosen, choose, requota
 from golden_distill.filters.selection_stats import add_stats, selection_stats
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks import global_steps
@@ -43,13 +44,19 @@ CHOICE_CLUSTER_COLUMNS = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass
 class SplitDecisions:
     """``active``: every row of a case id with a candidate row, in read order;
     ``other_counts``: ``selection_stats`` of all the other rows (their status stands)."""
 
-    active: pl.DataFrame
+    active: pl.DataFrame | None
     other_counts: dict[str, Any]
+
+    def take_active(self) -> pl.DataFrame:
+        """The active rows, no longer held here (the select step frees them once decided)."""
+        active, self.active = self.active, None
+        assert active is not None, "taken already"
+        return active
 
 
 @dataclass(frozen=True)
@@ -63,11 +70,14 @@ class CandidateChoice:
 
 def active_masks(flags: list[pl.DataFrame]) -> list[pl.Series]:
     """Per frame of ``flags`` (case_id, candidate): whether each row's case id has a candidate
-    row in any of them (one pass over the night's two smallest columns)."""
+    row in any of them (one pass over the night's two smallest columns, the ids as 64-bit
+    hashes: 9 bytes a row. A hash shared by two ids can only mark a row of a case id without
+    candidate rows active, which ``choose`` then leaves as it is: the same decisions)."""
     if not flags:
         return []
-    every = pl.concat([f.select("case_id", "candidate") for f in flags])
+    every = pl.concat([f.select(pl.col("case_id").hash(), "candidate") for f in flags])
     active = every.select(pl.col("candidate").any().over("case_id")).to_series()
+    del every
     masks, start = [], 0
     for frame in flags:
         masks.append(active.slice(start, frame.height))
@@ -124,3 +134,41 @@ def choose_candidates(
     chosen = choose(active, clusters, funnels, dedup, excluded, rejected or ())
     counts = add_stats(other_counts, selection_stats(chosen.decisions, funnels))
     return CandidateChoice(chosen, counts)
+
+
+def representatives_again(
+    quota_rows: pl.LazyFrame,
+    clusters: pl.LazyFrame | None,
+    decisions: pl.LazyFrame,
+    left_out: set[str],
+    funnels: FunnelsConfig,
+    dedup: DedupConfig,
+) -> pl.DataFrame:
+    """``choose_candidates(...).chosen.representatives`` once ``left_out`` (refused, rejected)
+    are left out, from the select step's ``quota_rows``: only the clusters holding a case left
+    out choose a representative again (among their members: a few rows), then the quotas run
+    again over every cluster's representative. No candidate's status is decided, so the flow
+    holds a few small columns while the redaction workers wait (tests/flows/test_choice.py)."""
+    out = pl.Series("case_id", sorted(left_out), dtype=pl.String).implode()
+    if clusters is None:  # no dedup: every candidate is its own representative
+        return requota(quota_rows.filter(~pl.col("case_id").is_in(out)).collect(), funnels)
+    affected = clusters.filter(pl.col("case_id").is_in(out)).select("cluster_id").unique()
+    members = clusters.join(affected, on="cluster_id", how="semi")
+    fresh = choose_representatives(
+        members.select(CHOICE_CLUSTER_COLUMNS).collect(),
+        left_out,
+        dedup.keep_per_cluster,
+    ).select("case_id", "cluster_id", "cluster_size")
+    # a representative's quota row is its case id's first row, when that is a candidate's
+    firsts = (
+        decisions.with_row_index("_row")
+        .join(fresh.lazy().select("case_id"), on="case_id", how="semi")
+        .sort("_row")
+        .unique("case_id", keep="first", maintain_order=True)
+        .filter(pl.col("candidate"))
+        .select(QUOTA_COLUMNS)
+        .join(fresh.lazy(), on="case_id", how="left")
+    )
+    kept = quota_rows.join(affected, on="cluster_id", how="anti")
+    rows = pl.concat([kept, firsts], how="vertical_relaxed").collect()
+    return requota(rows, funnels)

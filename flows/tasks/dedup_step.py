@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -117,9 +117,10 @@ def deduplicate_candidates(
             off = {"removed_by_dedup": 0, "cluster_sizes": {}}
             return DedupOutcome(None, off, seen, _close(paths))
         plan = plan_buckets(keys, cfg)
-        del keys
+        del keys, wanted
         tables, parts, largest = [], [], []
         with _bucket_files(files, plan, work) as buckets:
+            plan = replace(plan, assignment=plan.assignment.clear())  # dealt: counts only
             for bucket in buckets:
                 rows = pl.read_parquet(bucket).drop("value_score")
                 rows = rows.join(scores, on="case_id", how="left")
@@ -129,7 +130,9 @@ def deduplicate_candidates(
                 largest.append(largest_clusters(clustering.table, rows, cfg.report_largest))
                 paths.write(rows.select(PATH_COLUMNS))
                 del rows, clustering
-    table = pl.concat(tables).sort(["cluster_id", "rank"])
+                release_memory()  # the features' heap (numpy, scipy: not polars' allocator)
+    table = pl.concat(tables, rechunk=False).sort(["cluster_id", "rank"])
+    tables.clear()  # the sorted copy is the only one now
     merged = Clustering(table, merge_stats(parts, plan))
     stats = dedup_stats(merged, merge_largest(largest, cfg.report_largest), cfg)
     release_memory()  # the features' freed heap (numpy, scipy) before the quotas run

@@ -135,6 +135,7 @@ def _run_publish(job: PublishJob) -> PublishOutcome:
 def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
     resolved, selection = job.resolved, job.selection
     started = time.perf_counter()
+    selection.settle(resolved.config)  # statuses and counts after the redaction rounds
     carried = (
         carried_rows(resolved, selection.parent_version, selection.carried)
         if selection.parent_version and selection.carried is not None

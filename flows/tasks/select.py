@@ -32,6 +32,7 @@ from golden_distill.flows.tasks.choice import (
     SplitDecisions,
     choose_candidates,
     night_decisions,
+    representatives_again,
 )
 from golden_distill.flows.tasks.dedup_step import deduplicate_candidates
 from golden_distill.flows.tasks.frame_ref import FrameRef
@@ -57,6 +58,11 @@ class Selection:
     decisions: FrameRef | None = None
     #: ... and the counts of all other rows (``selection_stats``: their status never changes)
     other_counts: dict[str, Any] = field(default_factory=dict)
+    #: each cluster's representative before the quotas, as the select step chose them
+    #: (``filters.selection.QUOTA_ROW_COLUMNS``): a redaction round's choice starts from them
+    quota_rows: FrameRef | None = None
+    #: chosen again since the statuses and counts were decided (``settle`` decides them)
+    unsettled: bool = False
     rejected: set[str] = field(default_factory=set)  # rejected in review (filters/review.py)
     confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
     corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # corrected expected
@@ -73,7 +79,7 @@ class Selection:
     def frames_present(self) -> bool:
         """False when a frame the select task wrote is gone (a cleaned work folder): a cached
         selection is then recomputed."""
-        refs = (self.decisions, self.clusters, self.paths)
+        refs = (self.decisions, self.clusters, self.paths, self.quota_rows)
         return all(ref.present() for ref in refs if ref is not None)
 
     @property
@@ -108,11 +114,42 @@ class Selection:
             self.published_tenants.update(published_tenants(paths, work))
         if refused:
             self.excluded |= refused
-        if refused or learned:
+        if refused and self.growth is None and self.quota_rows is not None:
+            self._choose_again(config)
+        elif refused or learned:
             self._choose(config)
         else:
             self._published_tenant_shares()
         return bool(refused or learned)
+
+    def _choose_again(self, config: PipelineConfig) -> None:
+        """After a round's refusals: only the representatives (what the next round redacts),
+        from the refused cases' clusters and the quotas again; every status and count is
+        decided once, by ``settle``, when the redaction workers are gone (a full choice holds
+        every candidate's rows: 0.4 GB at 1M sessions, beside the workers)."""
+        assert self.quota_rows is not None and self.decisions is not None
+        reps = representatives_again(
+            self.quota_rows.scan(),
+            self.clusters.scan() if self.clusters is not None else None,
+            self.decisions.scan(),
+            self.excluded | self.rejected,
+            config.funnels,
+            config.dedup,
+        )
+        self.representatives = reps.drop("priority")
+        self.unsettled = True
+
+    def settle(self, config: PipelineConfig) -> None:
+        """Decide the statuses and counts after the redaction rounds (one full choice). Its
+        representatives must be the ones the rounds chose and redacted: a difference is a
+        fault of this code, and nothing is published."""
+        if not self.unsettled:
+            return
+        chosen = self.representatives
+        self._choose(config)
+        self.unsettled = False
+        if not chosen.equals(self.representatives):
+            raise StageError("select", "the representatives redacted differ from the final choice")
 
     def _published_tenant_shares(self) -> None:
         """Tenant shares (report, manifest) under the tenants' published pseudonyms: the
@@ -362,12 +399,16 @@ def _from_sources(
 
     The candidates' decisions, the cluster table and the candidates' paths go to ``folder``
     (see ``FrameRef``); the returned ``Selection`` holds only what redaction needs in memory."""
-    active, other_counts = split.active, split.other_counts
+    active, other_counts = split.take_active(), split.other_counts
     candidates = active.filter(pl.col("candidate")).get_column("case_id")
     dedup = deduplicate_candidates(results, candidates, active, config.dedup, work, folder)
+    del candidates
     clusters = dedup.clusters
     choice = choose_candidates(active, other_counts, clusters, config.funnels, config.dedup, set())
+    del active  # decided now (``choice``): the night's rows are not held twice
     last_seen = newest_per_cluster(clusters, dedup.seen)
+    quota_rows = choice.chosen.quota_rows
+    assert quota_rows is not None
     return Selection(
         kept=None,
         clusters=None
@@ -381,6 +422,7 @@ def _from_sources(
         last_seen=last_seen,
         decisions=FrameRef.spill(choice.chosen.decisions, work, f"{folder}/decisions.parquet"),
         other_counts=other_counts,
+        quota_rows=FrameRef.spill(quota_rows, work, f"{folder}/quota_rows.parquet"),
         paths=dedup.paths,
     )
 

@@ -14,7 +14,12 @@ from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.dedup import DedupConfig, cluster, signatures
 from golden_distill.filters.selection import choose
 from golden_distill.filters.selection_stats import add_stats, selection_stats
-from golden_distill.flows.tasks.choice import active_masks, choose_candidates, split_decisions
+from golden_distill.flows.tasks.choice import (
+    active_masks,
+    choose_candidates,
+    representatives_again,
+    split_decisions,
+)
 from golden_distill.synthetic import generate_corpus
 
 
@@ -80,3 +85,33 @@ def test_counts_of_disjoint_rows_add_up(night):
     assert added == selection_stats(decisions, funnels)
     assert list(added["dropped"]) == sorted(added["dropped"])
     assert added["cases"] == decisions.height
+
+
+@pytest.mark.parametrize("cap", [None, 5])
+@pytest.mark.parametrize("dedup_on", [True, False])
+def test_a_rounds_representatives_are_the_full_choices(night, cap, dedup_on):
+    """What a redaction round chooses again from the select step's quota rows equals the
+    representatives of a full choice with the same cases left out."""
+    decisions, clusters = night
+    clusters = clusters if dedup_on else None
+    funnels = FunnelsConfig()
+    funnels.quotas.per_tenant_max = cap
+    first = choose(decisions, clusters, funnels, DedupConfig())
+    assert first.quota_rows is not None
+    reps = first.representatives.get_column("case_id")
+    # refused representatives (their clusters' next members replace them) and a rejected one
+    left_out = set(reps.head(4).to_list()) | {reps[9]}
+    if clusters is not None:  # and a whole cluster of several members, each refused
+        big = clusters.filter(pl.col("cluster_size") > 1).get_column("cluster_id")[0]
+        left_out |= set(clusters.filter(pl.col("cluster_id") == big)["case_id"].to_list())
+    again = representatives_again(
+        first.quota_rows.lazy(),
+        clusters.lazy() if clusters is not None else None,
+        first.decisions.lazy(),
+        left_out,
+        funnels,
+        DedupConfig(),
+    )
+    full = choose(decisions, clusters, funnels, DedupConfig(), excluded=left_out)
+    assert again.equals(full.representatives)
+    assert not set(again["case_id"].to_list()) & left_out

@@ -157,7 +157,12 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
     # the selection's large frames (flows/tasks/frame_ref.py) went to the bucket too
     (selection_dir,) = [d for d in listed if Path(d).name.startswith("selection-")]
     spilled = {Path(p).name for p in s3.ls(selection_dir, detail=False)}
-    assert spilled == {"decisions.parquet", "clusters.parquet", "paths.parquet"}
+    assert spilled == {
+        "decisions.parquet",
+        "clusters.parquet",
+        "paths.parquet",
+        "quota_rows.parquet",
+    }
     redacted = []
     for folder in shard_dirs:
         names = {Path(p).name for p in s3.ls(folder, detail=False)}
