@@ -154,3 +154,29 @@ def test_grouped_redaction_publishes_what_one_shard_per_task_publishes(
     assert len(grouped_tasks) == 1 and len(single_tasks) > 1  # every shard with cases: 1 task
     assert grouped_tasks[-1]["selected"] == single_tasks[-1]["selected"]
     assert grouped.num_rows > 0 and grouped.equals(single)
+
+
+def _freeze_in_child() -> tuple[int, int]:
+    import gc
+
+    from golden_distill.flows.tasks.redact import freeze_loaded_objects
+
+    before = gc.get_freeze_count()
+    freeze_loaded_objects()
+    freeze_loaded_objects()  # once per process
+    return before, gc.get_freeze_count()
+
+
+def test_loaded_objects_are_frozen_once_in_workers_never_in_the_flow() -> None:
+    import gc
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from golden_distill.flows.tasks.redact import freeze_loaded_objects
+
+    before = gc.get_freeze_count()
+    freeze_loaded_objects()  # this process has no parent process: not a worker
+    assert gc.get_freeze_count() == before
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        in_child, after = pool.submit(_freeze_in_child).result()
+    assert in_child == 0 and after > 1000
