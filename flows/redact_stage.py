@@ -1,7 +1,8 @@
 """The redaction stage of the `distill` flow: key pass, redaction rounds, collision check.
 
     [per round: chosen cases not redacted yet -> key pass (a few grouped tasks) -> one run-wide
-     key-digest file -> redaction per shard; refused cases are replaced from their clusters]
+     key-digest file -> redaction per shard, a few shards per task; refused cases are replaced
+     from their clusters]
         -> a task that ran with older key digests is redone only if it would now decide
            differently (redaction/key_digests.py)
 
@@ -12,6 +13,7 @@ decisions in redaction/.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
@@ -27,8 +29,14 @@ from golden_distill.flows.tasks.keys import (
     keys_cache_key,
     save_run_keys,
 )
-from golden_distill.flows.tasks.redact import collision_redo_jobs, redact_cache_key, redact_shard
+from golden_distill.flows.tasks.redact import (
+    collision_redo_jobs,
+    group_redact_jobs,
+    redact_cache_key,
+    redact_shards,
+)
 from golden_distill.flows.tasks.select import Selection
+from golden_distill.flows.tasks.shard import outputs_present
 from golden_distill.flows.work_folder import work_folder
 from golden_distill.redaction.key_digests import RunKeys
 
@@ -121,6 +129,28 @@ def redact_jobs(
     return jobs
 
 
+def run_redact_jobs(
+    engine: Engine, prepared: Prepared, jobs: list[RedactJob]
+) -> tuple[dict[int, RedactResult], int, set[str]]:
+    """Redact ``jobs`` a few shards per task (``group_redact_jobs``): each shard's result by
+    its job's index, the tasks taken from the cache, and the groups' cache keys (kept by
+    work-folder pruning). A cached group whose shards' files were removed runs again."""
+    workers = prepared.resolved.config.run.max_parallel_shards
+    groups = group_redact_jobs(jobs, workers)
+    found, hits = engine.map(redact_shards, groups, "redact_done", "redact")
+    results = {r.index: r for i in sorted(found) for r in found[i].results}
+    work = work_folder(prepared.resolved.config)
+    by_index = {job.index: job for job in jobs}
+    lost = [by_index[i] for i, r in results.items() if not outputs_present(r, work)]
+    if lost:
+        engine.logger.info("%d cached redaction(s) lost their files: redoing", len(lost))
+        again = [replace(g, cache_key=None) for g in group_redact_jobs(lost, workers)]
+        redone, _ = engine.map(redact_shards, again, "redact_done", "redact")
+        results.update({r.index: r for g in redone.values() for r in g.results})
+        hits = max(0, hits - len(again))
+    return results, hits, {g.cache_key for g in groups if g.cache_key}
+
+
 #: Redaction rounds: a refused representative is replaced by the next member of its cluster,
 #: which is redacted in the next round. Refusals are rare; more rounds than this means a
 #: systematic problem, and the remaining clusters are published without a replacement.
@@ -141,7 +171,7 @@ def redact_selection(
     all_jobs: list[RedactJob] = []
     run = RunKeys()
     run_keys_path = ""
-    key_passes: set[str] = set()  # the key passes' cache keys (kept by work-folder pruning)
+    key_passes: set[str] = set()  # key pass and group cache keys (kept by work-folder pruning)
     for round_no in range(MAX_REDACTION_ROUNDS):
         chosen = chosen_by_shard(prepared, results, selection.new_representative_ids(), done)
         if not chosen:
@@ -155,8 +185,9 @@ def redact_selection(
         all_jobs.extend(jobs)
         for job in jobs:
             done.update(job.case_ids)
-        found, hits = engine.map(redact_shard, jobs, "redact_done", "redact")
+        found, hits, group_keys = run_redact_jobs(engine, prepared, jobs)
         cached += hits
+        key_passes |= group_keys
         redacted.extend(found[i] for i in sorted(found))
         refused = {cid for r in found.values() for cid in r.quarantined}
         if refused:
@@ -171,8 +202,9 @@ def redact_selection(
     redo = collision_redo_jobs(all_jobs, redacted, run, run_keys_path)
     if redo:
         logger.info("pseudonym collisions across shards: redoing %d redaction(s)", len(redo))
-        found, hits = engine.map(redact_shard, redo, "redact_done", "redact")
+        found, hits, group_keys = run_redact_jobs(engine, prepared, redo)
         cached += hits
+        key_passes |= group_keys
         first = {r.index: r for r in redacted}
         for i, result in found.items():
             result.superseded = (first[i].cache_key, first[i].redacted_path)

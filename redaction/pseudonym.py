@@ -40,23 +40,31 @@ _ROUND_BYTES = tuple(bytes([r]) for r in range(_ROUNDS))
 
 
 @lru_cache(maxsize=4096)
-def _round_key(secret: bytes, tweak: bytes) -> Any:
-    """A keyed BLAKE2b prototype for one (key, domain): its key is an HMAC-SHA256 of the
-    domain under the secret, so rounds cost one small hash each (copied, never re-keyed)."""
+def _round_key(secret: bytes, tweak: bytes) -> tuple[Any, ...]:
+    """Keyed BLAKE2b prototypes for one (key, domain), one per round with the round's byte
+    already absorbed: the key is an HMAC-SHA256 of the domain under the secret, so a round
+    costs one small hash (copied, never re-keyed)."""
     subkey = hmac.new(secret, b"fpe-round-key\x00" + tweak, hashlib.sha256).digest()
-    return hashlib.blake2b(key=subkey, digest_size=16)
+    protos = []
+    for r in _ROUND_BYTES:
+        proto = hashlib.blake2b(key=subkey, digest_size=16)
+        proto.update(r)
+        protos.append(proto)
+    return tuple(protos)
 
 
-def _feistel(x: int, bits: int, proto: Any) -> int:
-    """One keyed permutation of ``[0, 2**bits)`` (balanced Feistel, keyed BLAKE2b rounds)."""
+def _feistel(x: int, bits: int, protos: tuple[Any, ...]) -> int:
+    """One keyed permutation of ``[0, 2**bits)`` (balanced Feistel, keyed BLAKE2b rounds:
+    round ``r`` hashes its byte ``r`` and the right half)."""
     half = bits // 2
     mask = (1 << half) - 1
     width = (half + 7) // 8
     left, right = x >> half, x & mask
-    for r in _ROUND_BYTES:
+    from_bytes = int.from_bytes
+    for proto in protos:
         h = proto.copy()
-        h.update(r + right.to_bytes(width, "big"))
-        left, right = right, left ^ (int.from_bytes(h.digest(), "big") & mask)
+        h.update(right.to_bytes(width, "big"))
+        left, right = right, left ^ (from_bytes(h.digest(), "big") & mask)
     return (left << half) | right
 
 
@@ -125,10 +133,10 @@ def key_pseudonym(
             return False
         return bool(kept) or prefix_re is None or not prefix_re.match(candidate)
 
-    proto = _round_key(secret, tweak)
+    protos = _round_key(secret, tweak)
     x = _rank(rest, radices)
     for _ in range(1 << 16):
-        x = _feistel(x, bits, proto)
+        x = _feistel(x, bits, protos)
         if x < size:
             candidate = _unrank(x, rest, radices)
             if fits(candidate):

@@ -24,7 +24,7 @@ from golden_distill.flows.tasks.shard import check_same_code
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.work_folder import WorkFolder, work_folder
 from golden_distill.redaction.key_digests import KeyDigests, RunKeys
-from golden_distill.redaction.key_scan import KeyScanner
+from golden_distill.redaction.key_scan import KeyScanner, no_cyclic_gc
 from golden_distill.redaction.keys import PseudonymKey, PseudonymKeyError, resolve_key
 
 #: Folder of the work folder holding each run's merged key digests (named by content).
@@ -121,8 +121,9 @@ def _run(job: KeysJob) -> KeysResult:
     found: list[KeyDigests] = []
     cases = 0
     for part in job.parts:
-        rows = clock.call("keys", chosen, part)
-        found.append(clock.call("keys", scanner.digests, rows))
+        with no_cyclic_gc():  # a shard's rows: many containers, none garbage (key_scan.py)
+            rows = clock.call("keys", chosen, part)
+            found.append(clock.call("keys", scanner.digests, rows))
         cases += len(rows)
     merged = RunKeys.merge(found)
     return KeysResult(

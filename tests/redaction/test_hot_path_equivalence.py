@@ -18,6 +18,7 @@ their shape, duplicate JSON keys, big integers, key text patterns in object keys
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -38,10 +39,12 @@ from golden_distill.datasets.sources.config import IngestConfig
 from golden_distill.redaction import findings_memo, lean_patterns
 from golden_distill.redaction.analyzer import TextAnalyzer
 from golden_distill.redaction.config import RedactionConfig
-from golden_distill.redaction.key_scan import KeyScanner
-from golden_distill.redaction.key_walk import case_keys
+from golden_distill.redaction.key_digests import key_digest
+from golden_distill.redaction.key_scan import KeyScanner, no_cyclic_gc
+from golden_distill.redaction.key_walk import WalkMemo, case_keys
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.normalise import normalise
+from golden_distill.redaction.pseudonym import key_pseudonym
 from golden_distill.redaction.recognizers import introduced_name
 from golden_distill.redaction.recognizers.base import CASE_SENSITIVE
 from golden_distill.redaction.redactor import Redactor
@@ -283,3 +286,62 @@ def test_analyzers_find_what_they_found_without_the_shortcuts(
     assert found["fast"] == found["plain"]
     persons = sum(any(f.entity_type == "PERSON" for f in fs) for fs in found["fast"][0].values())
     assert persons > 20
+
+
+def test_key_walk_memo_replays_exactly_what_a_fresh_walk_finds(
+    rows: list[dict[str, Any]],
+) -> None:
+    """One memo over every row, twice (the second pass only replays): the same keys in the same
+    order and the same unknown identifiers as a walk without memo, row by row."""
+    scanner = KeyScanner(RedactionConfig(), TEST_SECRET)
+    walk = {
+        "matcher": scanner.matcher,
+        "column_keys": scanner.column_keys,
+        "text_patterns": scanner.text_patterns,
+    }
+    memo = WalkMemo()
+    for _ in range(2):
+        for row in rows:
+            keys, unknown = case_keys(row, **walk)
+            memo_keys, memo_unknown = case_keys(row, **walk, memo=memo)
+            assert list(memo_keys.items()) == list(keys.items()), row.get("case_id")
+            assert memo_unknown == unknown, row.get("case_id")
+    assert memo.json and memo.matches and memo.rules  # the memo was used, not bypassed
+    assert any(memo.json.values()) and any(memo.matches.values())
+
+
+def test_key_pass_digests_equal_those_of_a_walk_without_memo(rows: list[dict[str, Any]]) -> None:
+    scanner = KeyScanner(RedactionConfig(), TEST_SECRET)
+    pairs: set[Any] = set()
+    for row in rows:
+        pairs |= scanner.keys(row)  # no memo
+    found = scanner.digests(rows + rows)  # repeated rows: every text replayed from the memo
+    originals = {key_digest(TEST_SECRET, rule.key_type, value) for value, rule in pairs}
+    bases = {
+        key_digest(
+            TEST_SECRET,
+            rule.key_type,
+            key_pseudonym(value, rule.key_type, TEST_SECRET, rule.prefix),
+        )
+        for value, rule in pairs
+    }
+    assert sorted(found.originals.tolist()) == sorted(originals)
+    assert sorted(found.bases.tolist()) == sorted(bases)
+    assert found.keys > 100
+
+
+def test_no_cyclic_gc_pauses_and_restores_the_collector() -> None:
+    assert gc.isenabled()
+    with no_cyclic_gc():
+        assert not gc.isenabled()
+        with no_cyclic_gc():  # nested: the inner block does not re-enable it
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with no_cyclic_gc():
+            pass
+        assert not gc.isenabled()  # a caller that paused it keeps it paused
+    finally:
+        gc.enable()
