@@ -53,3 +53,17 @@ def selection_stats(decisions: pl.DataFrame, config: FunnelsConfig) -> dict[str,
         "dropped": dict(zip(dropped["status"].to_list(), dropped["len"].to_list(), strict=True)),
         "quota_cuts_per_funnel": {n: _count(cut, pl.col(f"in_{n}")) for n in selects},
     }
+
+
+def add_stats(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """The ``selection_stats`` of two disjoint sets of rows, as one: every figure is a count,
+    so the select step counts the rows a choice cannot change once and adds each choice's."""
+
+    def added(x: dict[str, int], y: dict[str, int]) -> dict[str, int]:
+        return {k: x.get(k, 0) + y.get(k, 0) for k in (*x, *(k for k in y if k not in x))}
+
+    out: dict[str, Any] = {}
+    for key, value in a.items():
+        out[key] = added(value, b[key]) if isinstance(value, dict) else value + b[key]
+    out["dropped"] = dict(sorted(out["dropped"].items()))
+    return out

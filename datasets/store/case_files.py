@@ -175,14 +175,20 @@ def staged_batches(paths: Sequence[Path], rows: int = 2048) -> Iterator[pa.Table
             yield pa.Table.from_batches([batch])
 
 
-def write_clusters(clusters: pa.Table, out_dir: Path) -> dict[str, Any]:
-    """Clusters in a canonical row order (by every flat column), so that the same clusters
-    produced in another order (a parallel group-by) still give the same bytes."""
-    keys = [
+def sort_keys(schema: pa.Schema) -> list[tuple[str, str]]:
+    """The canonical row order of a clusters file: every flat column, ascending."""
+    return [
         (f.name, "ascending")
-        for f in clusters.schema
+        for f in schema
         if not pa.types.is_nested(f.type) and not pa.types.is_dictionary(f.type)
     ]
+
+
+def write_clusters(clusters: pa.Table, out_dir: Path) -> dict[str, Any]:
+    """Clusters in a canonical row order (by every flat column), so that the same clusters
+    produced in another order (a parallel group-by) still give the same bytes. (From a file,
+    one range of clusters at a time: ``cluster_file.write_clusters_from``.)"""
+    keys = sort_keys(clusters.schema)
     ordered = clusters.sort_by(keys) if keys and clusters.num_rows else clusters
     path = out_dir / CLUSTERS_NAME
     pq.write_table(ordered.combine_chunks(), path, compression="zstd")

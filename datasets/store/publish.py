@@ -56,6 +56,7 @@ from golden_distill.datasets.store.case_files import (
     staged_batches,
     write_clusters,
 )
+from golden_distill.datasets.store.cluster_file import write_clusters_from
 from golden_distill.datasets.store.cluster_marks import mark_published
 from golden_distill.datasets.store.erasure_log import (
     drop_erased,
@@ -77,7 +78,7 @@ from golden_distill.datasets.store.manifest import (
     dump_manifest,
     parse_fields,
 )
-from golden_distill.datasets.store.replay import ReplayCheckResult, check_table_except
+from golden_distill.datasets.store.replay import ReplayCheckResult
 from golden_distill.datasets.store.signing import (
     SIGNATURE_NAME,
     SIGNING_KEY_ENV,
@@ -87,6 +88,7 @@ from golden_distill.datasets.store.signing import (
     signing_key_from_env,
     trusted_keys,
 )
+from golden_distill.datasets.store.staged_check import check_staged
 from golden_distill.datasets.store.verify import ChecksumError, read_verified_bytes
 from golden_distill.datasets.store.versions import (
     allocate_version,
@@ -169,7 +171,7 @@ def publish_version(
     set_name: str,
     *,
     cases: pa.Table | Sequence[Path | str],
-    clusters: pa.Table | None = None,
+    clusters: pa.Table | Path | None = None,
     report_html: str | bytes | None = None,
     manifest_fields: dict[str, Any] | ManifestFields | None = None,
     force: bool = False,
@@ -180,6 +182,8 @@ def publish_version(
 ) -> PublishResult:
     """Publish ``cases`` (GOLDEN_SCHEMA table or Parquet files) as a new immutable version.
 
+    ``clusters``: the cluster table, in memory or as a local Parquet file (the flow's: written
+    one range of clusters at a time, ``cluster_file``).
     ``signing_key`` None: the key configured in ``GOLDEN_SIGNING_KEY``, if any, signs it.
     ``prechecked``: ``replay.steps_digests`` of cases a published version passed the replay check
     with (a grown set's carried cases); a staged case with the same digest is not checked again
@@ -250,7 +254,7 @@ def _publish_staged(
     layout: SetLayout,
     staging: Path,
     cases: pa.Table | _Excluding,
-    clusters: pa.Table | None,
+    clusters: pa.Table | Path | None,
     report_html: str | bytes | None,
     fields: ManifestFields,
     force: bool,
@@ -271,8 +275,13 @@ def _publish_staged(
     )
     _pause("cases")
     if clusters is not None:
-        clusters = mark_published(clusters, _published_ids(staging, files))
-        files.append(write_clusters(clusters, staging))
+        published = _published_ids(staging, files)
+        if isinstance(clusters, pa.Table):
+            entry = write_clusters(mark_published(clusters, published), staging)
+        else:  # a file: written one range of clusters at a time
+            entry = write_clusters_from(Path(clusters), published, staging)
+        files.append(entry)
+        counts["clusters"] = entry["rows"]
         _pause("clusters")
     if report_html is not None:
         data = report_html.encode() if isinstance(report_html, str) else report_html
@@ -285,16 +294,8 @@ def _publish_staged(
     # (batch by batch: a case never spans two batches, memory stays small).
     mark = time.perf_counter()
     volatile = ((fields.config or {}).get("ingest") or {}).get("volatile_keys")
-    check = ReplayCheckResult()
-    staged_rows = 0
     case_paths = [staging / f["name"] for f in files if f["role"] == "cases"]
-    for batch in staged_batches(case_paths):
-        staged_rows += batch.num_rows
-        part = check_table_except(batch, volatile, prechecked)
-        check.cases_prechecked += part.cases_prechecked
-        check.cases_checked += part.cases_checked
-        check.steps_checked += part.steps_checked
-        check.failures.extend(part.failures)
+    check, staged_rows = check_staged(case_paths, volatile, prechecked)
     if staged_rows != counts["cases"]:
         raise PublishError(f"staged cases: {staged_rows} rows, expected {counts['cases']}")
     timings["replay_check"] = time.perf_counter() - mark
@@ -319,8 +320,6 @@ def _publish_staged(
     parent = read_alias(store, layout, LATEST)
     version = allocate_version(store, layout.set_name)
     _pause("claimed")
-    if clusters is not None:
-        counts["clusters"] = clusters.num_rows
     manifest = build_manifest(
         set_name=layout.set_name,
         version=version,

@@ -174,6 +174,9 @@ def run_command(
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
 ) -> None:
+    from golden_distill.flows.memory import eager_release_here
+
+    eager_release_here()  # before anything loads polars
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.params import DistillParams
 

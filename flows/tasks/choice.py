@@ -1,91 +1,126 @@
 """The quotas over the rows they can change: the candidates' (``filters.selection.choose``).
 
 A night's decisions hold one row per record read; most are not candidates (no funnel selected
-them) and ``choose`` only copies their status through. Running it over every row cost the
-select step, and the flow's process when redaction refused a case and the quotas ran again,
-about two copies of the whole night's decisions. ``choose_candidates`` runs it over the
-*active* rows only: every row whose case id has a candidate row (so a case id read twice is
-still decided as a whole: its first row wins). The other rows keep their decision as it is;
-their counts join the active rows' for the report (``CandidateChoice.counts``).
+them) and ``choose`` only copies their status through. So the select step never holds the
+night: ``split_decisions`` reads the shards' decisions one at a time and keeps the *active*
+rows (every row whose case id has a candidate row, in read order: a case id read twice is
+still decided as a whole, its first row wins) and only the *counts* of the others
+(``selection_stats`` is a sum of counts, so the other rows' counts, taken once, join each
+choice's). ``choose_candidates`` runs ``choose`` over the active rows; the flow's process does
+it again, over the few columns it needs, when redaction refuses a case or a reviewer rejects
+one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.dedup.config import DedupConfig
+from golden_distill.filters.runner import permissive_figures
 from golden_distill.filters.selection import Chosen, choose
-from golden_distill.filters.selection_stats import stats_columns
-from golden_distill.flows.tasks.frame_ref import FrameRef, FrameWriter
+from golden_distill.filters.selection_stats import add_stats, selection_stats
+from golden_distill.flows.config import PipelineConfig
+from golden_distill.flows.tasks import global_steps
+from golden_distill.flows.tasks.jobs import ShardResult
+from golden_distill.flows.work_folder import WorkFolder
+
+#: Decision columns a choice does not read (``choose`` recomputes the pipeline ones; the
+#: funnel reasons and step counts are only published): the flow leaves them on disk.
+NOT_CHOICE_COLUMNS = ("funnel_reasons", "n_steps", "priority", "cluster_id", "cluster_size")
+#: The cluster table columns a choice reads (representatives, membership).
+CHOICE_CLUSTER_COLUMNS = [
+    "cluster_id",
+    "case_id",
+    "exact_hash",
+    "merged_by",
+    "rank",
+    "cluster_size",
+]
+
+
+@dataclass(frozen=True)
+class SplitDecisions:
+    """``active``: every row of a case id with a candidate row, in read order;
+    ``other_counts``: ``selection_stats`` of all the other rows (their status stands)."""
+
+    active: pl.DataFrame
+    other_counts: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class CandidateChoice:
     """``chosen``: ``choose`` over the active rows (its decisions are those rows, decided);
-    ``counts``: the same choice with every row's status columns, for ``selection_stats``."""
+    ``counts``: ``selection_stats`` of every row (the active rows' and the others')."""
 
     chosen: Chosen
-    counts: Chosen
+    counts: dict[str, Any]
 
 
-def _active_ids(decisions: pl.LazyFrame) -> pl.LazyFrame:
-    return decisions.filter(pl.col("candidate")).select("case_id").unique()
+def active_masks(flags: list[pl.DataFrame]) -> list[pl.Series]:
+    """Per frame of ``flags`` (case_id, candidate): whether each row's case id has a candidate
+    row in any of them (one pass over the night's two smallest columns)."""
+    if not flags:
+        return []
+    every = pl.concat([f.select("case_id", "candidate") for f in flags])
+    active = every.select(pl.col("candidate").any().over("case_id")).to_series()
+    masks, start = [], 0
+    for frame in flags:
+        masks.append(active.slice(start, frame.height))
+        start += frame.height
+    return masks
 
 
-def active_rows(decisions: pl.LazyFrame) -> pl.DataFrame:
-    """The rows of case ids with a candidate row, in their original order."""
-    return (
-        decisions.with_row_index("_order")
-        .join(_active_ids(decisions), on="case_id", how="semi")
-        .sort("_order")
-        .drop("_order")
-        .collect()
+def split_decisions(
+    frames: Iterable[tuple[pl.DataFrame, pl.Series]], funnels: FunnelsConfig
+) -> SplitDecisions:
+    """Keep the rows ``active_masks`` marks of each frame (taken one at a time, so the caller
+    may read them lazily) and count the others."""
+    parts: list[pl.DataFrame] = []
+    counts: dict[str, Any] | None = None
+    for frame, active in frames:
+        parts.append(frame.filter(active))
+        other = selection_stats(frame.filter(~active), funnels)
+        counts = other if counts is None else add_stats(counts, other)
+    active_rows = pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+    return SplitDecisions(active_rows, counts or selection_stats(active_rows.clear(), funnels))
+
+
+def night_decisions(
+    results: list[ShardResult], config: PipelineConfig, work: WorkFolder
+) -> SplitDecisions:
+    """The night's decisions split (``split_decisions``), reading one shard's at a time. A
+    funnel with a batch-wide figure re-scores across every shard, so that run loads them all
+    first (``global_steps.batch_wide``)."""
+    funnels = config.funnels
+    if permissive_figures(funnels):
+        whole = global_steps.batch_wide(
+            global_steps.load_decisions(results, work), results, config, work
+        )
+        whole = global_steps.compact_decisions(whole)
+        return split_decisions(zip([whole], active_masks([whole]), strict=True), funnels)
+    masks = active_masks(
+        [work.read_frame(r.decisions_path, ["case_id", "candidate"]) for r in results]
     )
-
-
-def other_rows(decisions: pl.LazyFrame) -> pl.LazyFrame:
-    """The rows ``choose`` leaves as they are (case ids without a candidate row)."""
-    return decisions.join(_active_ids(decisions), on="case_id", how="anti")
+    frames = (global_steps.compact_decisions(work.read_frame(r.decisions_path)) for r in results)
+    return split_decisions(zip(frames, masks, strict=True), funnels)
 
 
 def choose_candidates(
-    decisions: pl.LazyFrame,
+    active: pl.DataFrame,
+    other_counts: dict[str, Any],
     clusters: pl.DataFrame | None,
     funnels: FunnelsConfig,
     dedup: DedupConfig,
     excluded: set[str],
     rejected: set[str] | None = None,
 ) -> CandidateChoice:
-    """``choose`` over the active rows of ``decisions``; the same decisions ``choose`` gives
-    those rows over every row (tests/flows/test_choice.py)."""
-    active = active_rows(decisions)
+    """``choose`` over the ``active`` rows; the same decisions and counts ``choose`` gives over
+    every row (tests/flows/test_choice.py)."""
     chosen = choose(active, clusters, funnels, dedup, excluded, rejected or ())
-    columns = stats_columns(funnels)
-    every = pl.concat(
-        [
-            other_rows(decisions).select(columns).collect(),
-            chosen.decisions.select(columns),
-        ],
-        how="vertical_relaxed",
-    )
-    return CandidateChoice(chosen, Chosen(every, chosen.representatives, chosen.shares))
-
-
-def write_all_decisions(
-    decisions: pl.LazyFrame, active: pl.DataFrame, writer: FrameWriter
-) -> FrameRef:
-    """Every row to ``writer``: the rows ``choose`` left as they are (with its pipeline columns
-    empty), then the active rows as decided; never the whole night in one more frame."""
-    rest = other_rows(decisions).collect()
-    missing = [
-        pl.lit(None, dtype=active.schema[c]).alias(c)
-        for c in active.columns
-        if c not in rest.columns
-    ]
-    writer.write(rest.with_columns(missing).select(active.columns))
-    del rest
-    writer.write(active)
-    return writer.close(active.head(0))
+    counts = add_stats(other_counts, selection_stats(chosen.decisions, funnels))
+    return CandidateChoice(chosen, counts)

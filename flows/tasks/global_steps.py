@@ -115,10 +115,14 @@ def review_decisions(resolved: ResolvedRun) -> ReviewDecisions:
     return ReviewDecisions.from_entries(parse_log(review_log(resolved)))
 
 
-def selection_counts(chosen: Chosen, config: PipelineConfig) -> dict[str, Any]:
-    """The funnel, dedup and quota counts of a selection, for the report and the manifest."""
+def selection_counts(
+    chosen: Chosen, config: PipelineConfig, counts: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The funnel, dedup and quota counts of a selection, for the report and the manifest
+    (``counts``: the ``selection_stats`` of every row, when ``chosen`` decided only some)."""
 
-    counts = selection_stats(chosen.decisions, config.funnels)
+    if counts is None:
+        counts = selection_stats(chosen.decisions, config.funnels)
     dropped = counts.get("dropped", {})
     return {
         "funnels": counts.get("members", {}),
@@ -205,7 +209,7 @@ def write_publish_parts(
     """
     work = work_of(redacted_paths, work)
     out_dir.mkdir(parents=True, exist_ok=True)
-    ids = reps.get_column("case_id")
+    reps = reps.unique("case_id", keep="first", maintain_order=True)
     written: set[str] = set()
     parts: list[Path] = []
     counted: list[dict[str, Any]] = []
@@ -219,16 +223,16 @@ def write_publish_parts(
     for path in redacted_paths:
         frame = (
             work.scan_frame(path)
-            .filter(pl.col("case_id").is_in(ids.implode()))
             .drop([c for c in reps.columns if c != "case_id"], strict=False)
+            .unique("case_id", keep="first", maintain_order=True)
+            .join(reps.lazy(), on="case_id", how="inner", maintain_order="left")
             .collect()
         )
-        frame = frame.filter(
-            ~pl.col("case_id").is_in(pl.Series(list(written), dtype=pl.String).implode())
-        ).unique("case_id", maintain_order=True)
+        # (only this file's ids are looked up: the set of every written id never is copied)
+        fresh = [case_id not in written for case_id in frame.get_column("case_id").to_list()]
+        frame = frame.filter(pl.Series(fresh, dtype=pl.Boolean))
         if frame.height == 0:
             continue
-        frame = frame.join(reps, on="case_id", how="left")
         corrected = corrected_expected(frame)  # reviewers' corrections (when `expected` exists)
         if corrected is not None:
             frame = frame.with_columns(corrected)
@@ -325,7 +329,7 @@ def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -
 
     Only the columns the drift reads are loaded (``DRIFT_PATHS``), so a large set costs a few
     small columns here, not its whole text; the coverage gap (runs built from sources) needs
-    the pinned cases' tool paths and reads them whole."""
+    the pinned cases' tool paths, taken one case file at a time."""
 
     pinned = open_version(resolved, "stable")
     if pinned is None:  # (a GoldenSet has a length: an empty one must not read as missing)
@@ -336,12 +340,23 @@ def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -
     after = _drift_columns(pq.ParquetFile(p) for p in parts) if parts else before.head(0)
     out: dict[str, Any] = {"pinned": pinned.version, "drift": drift(before, after, top=20)}
     if paths is not None:  # a FrameRef (flows/tasks/frame_ref.py): read only now
-        paths = paths.read()
-        whole = pl.from_arrow(pinned.read_table())
-        assert isinstance(whole, pl.DataFrame)
-        pinned_paths = signatures(whole, resolved.config.dedup).select("path_key")
-        out["coverage_gap"] = coverage_gap(paths, pinned_paths)
+        pinned_paths = pl.concat(
+            [
+                signatures(_frame(pinned._open(e, keep=False).read()), resolved.config.dedup)
+                .select("path_key")
+                .unique()
+                for e in pinned.case_files
+            ]
+            or [pl.DataFrame(schema={"path_key": pl.String})]
+        )
+        out["coverage_gap"] = coverage_gap(paths.read(), pinned_paths)
     return out
+
+
+def _frame(table: pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
 
 
 def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
@@ -417,12 +432,14 @@ def publish(
     stats: dict[str, Any],
     render: Callable[[dict[str, Any]], str],
     key_id: str | None,
+    scratch: Path,
 ) -> tuple[str, str, str | None]:
     """Publish the version; its id, the report's location, and the version it duplicates
-    (same content hash: nothing new was published), if any."""
+    (same content hash: nothing new was published), if any. ``scratch``: a local folder for
+    the cluster table on its way to the store."""
 
     config = resolved.config
-    clusters = selection.published_clusters()
+    clusters = selection.published_clusters(scratch)
     report_html = render(stats)
     result = publish_version(
         resolved.store_url,

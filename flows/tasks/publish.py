@@ -160,7 +160,7 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
         raise StageError("report", describe(exc)) from None
     try:
         version, report_path, same_as = global_steps.publish(
-            resolved, parts, selection, stats, render_report, job.key_id
+            resolved, parts, selection, stats, render_report, job.key_id, parts_dir
         )
     except StageError:
         raise

@@ -13,10 +13,10 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 from prefect import task
 
 from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA
@@ -26,9 +26,15 @@ from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks import global_steps
-from golden_distill.flows.tasks.choice import choose_candidates, write_all_decisions
+from golden_distill.flows.tasks.choice import (
+    CHOICE_CLUSTER_COLUMNS,
+    NOT_CHOICE_COLUMNS,
+    SplitDecisions,
+    choose_candidates,
+    night_decisions,
+)
 from golden_distill.flows.tasks.dedup_step import deduplicate_candidates
-from golden_distill.flows.tasks.frame_ref import FrameRef, FrameWriter
+from golden_distill.flows.tasks.frame_ref import FrameRef
 from golden_distill.flows.tasks.grow import Growth, grow, newest_per_cluster, published_tenants
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import incremental_parent, load_parent
@@ -46,11 +52,11 @@ class Selection:
     representatives: pl.DataFrame  # new representatives: case_id, cluster_id, cluster_size
     excluded: set[str] = field(default_factory=set)  # refused by redaction
     stats: dict[str, Any] = field(default_factory=dict)
-    #: every case's decision with its status (filters.selection), for a run built from sources
+    #: a run built from sources: the decisions of every row of a case id with a candidate
+    #: row (filters.selection statuses, as the select step decided; flows/tasks/choice.py) ...
     decisions: FrameRef | None = None
-    #: the candidates' rows decided again after the select step (a refusal, a review):
-    #: they replace those rows of ``decisions`` (flows/tasks/choice.py)
-    redecided: pl.DataFrame | None = None
+    #: ... and the counts of all other rows (``selection_stats``: their status never changes)
+    other_counts: dict[str, Any] = field(default_factory=dict)
     rejected: set[str] = field(default_factory=set)  # rejected in review (filters/review.py)
     confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
     corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # corrected expected
@@ -148,7 +154,8 @@ class Selection:
                 same = hashes.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
                 ids |= set(same.get_column("case_id").to_list())
             growth.carried = growth.carried.filter(~pl.col("case_id").is_in(sorted(ids)))
-        self.rejected |= ids & set(self.candidate_ids().to_list())
+        if ids:
+            self.rejected |= ids & set(self.candidate_ids().to_list())
         if self.rejected or self.growth is not None:
             self._choose(config)
 
@@ -163,17 +170,19 @@ class Selection:
             else:
                 self._choose_grown(reps, config, self.growth)
             return
+        active = self.decisions.scan().select(pl.exclude(NOT_CHOICE_COLUMNS)).collect()
         choice = choose_candidates(
-            self.decisions.scan(),
-            self.clusters.read() if self.clusters is not None else None,
+            active,
+            self.other_counts,
+            self.clusters.read(CHOICE_CLUSTER_COLUMNS) if self.clusters is not None else None,
             config.funnels,
             config.dedup,
             self.excluded,
             self.rejected,
         )
-        self.redecided = choice.chosen.decisions
+        del active
         self.representatives = choice.chosen.representatives.drop("priority")
-        self.stats.update(global_steps.selection_counts(choice.counts, config))
+        self.stats.update(global_steps.selection_counts(choice.chosen, config, choice.counts))
         self._published_tenant_shares()
 
     def candidate_ids(self) -> pl.Series:
@@ -184,10 +193,8 @@ class Selection:
         return decided.collect().get_column("case_id")
 
     def _decided(self) -> pl.LazyFrame:
-        """The decisions of the candidates' rows as they stand (the published cases are
-        among them): decided again since the select step, else as it wrote them."""
-        if self.redecided is not None:
-            return self.redecided.lazy()
+        """The candidates' decisions as the select step wrote them: a choice made again since
+        (a refusal, a review) changed only their status, not the columns read from here."""
         assert self.decisions is not None
         return self.decisions.scan()
 
@@ -220,21 +227,20 @@ class Selection:
         pipeline columns the global decisions give them (funnels, funnel_reasons, value_score:
         the batch-wide pass, not the shard's)."""
         reps = self.representatives
-        if self.decisions is not None:
+        if self.decisions is not None:  # a representative's first row is its selected one
             decided = (
                 self._decided()
-                .filter(pl.col("status") == "selected")
+                .with_row_index("_row")
+                .filter(pl.col("candidate"))
+                .join(reps.lazy().select("case_id"), on="case_id", how="semi")
+                .sort("_row")
+                .unique("case_id", keep="first", maintain_order=True)
                 .select(
                     "case_id", "funnels", pl.col("funnel_reasons").cast(pl.String), "value_score"
                 )
-                .unique("case_id", keep="first", maintain_order=True)
                 .collect()
             )
-            reps = reps.join(
-                decided,
-                on="case_id",
-                how="left",
-            )
+            reps = reps.join(decided, on="case_id", how="left")
         return self.review_marks(reps)
 
     def review_marks(self, frame: pl.DataFrame) -> pl.DataFrame:
@@ -253,19 +259,23 @@ class Selection:
             ),
         )
 
-    def published_clusters(self) -> pa.Table | None:
-        """The version's cluster table: every member row, with each cluster's last-seen time."""
+    def published_clusters(self, folder: Path) -> Path | None:
+        """The version's cluster table (every member row, with each cluster's last-seen time),
+        streamed to a Parquet file in ``folder`` (a local scratch folder): the store writes it
+        one range of clusters at a time, so no process holds the night's clusters."""
         frames = []
         if self.clusters is not None:
-            frames.append(self.clusters.read(list(CLUSTER_SCHEMA)))
+            frames.append(self.clusters.scan().select(list(CLUSTER_SCHEMA)))
         if self.carried_clusters is not None:
-            frames.append(self.carried_clusters.select(list(CLUSTER_SCHEMA)))
+            frames.append(self.carried_clusters.lazy().select(list(CLUSTER_SCHEMA)))
         if not frames:
             return None
         table = pl.concat(frames, how="vertical_relaxed")
         if self.last_seen is not None:
-            table = table.join(self.last_seen, on="cluster_id", how="left")
-        return table.to_arrow()
+            table = table.join(self.last_seen.lazy(), on="cluster_id", how="left")
+        path = folder / "clusters.parquet"
+        table.sink_parquet(path)
+        return path
 
 
 def parent_key(resolved: ResolvedRun) -> str | None:
@@ -306,15 +316,7 @@ def select_cases(
     Cached under ``cache_key`` (see ``selection_cache_key``): a rerun over unchanged shards
     skips the global dedup too."""
     config = resolved.config
-    try:
-        work = resolved.work
-        decisions = global_steps.compact_decisions(
-            global_steps.batch_wide(
-                global_steps.load_decisions(results, work), results, config, work
-            )
-        )
-    except Exception as exc:
-        raise StageError("select", describe(exc)) from None
+    work = resolved.work
     try:
         source = incremental_parent(resolved)
         parent = load_parent(source, resolved) if source is not None else None
@@ -322,8 +324,19 @@ def select_cases(
         raise StageError("select", f"reading the previous version: {describe(exc)}") from None
     try:
         if parent is None:
+            split = night_decisions(results, config, work)
+        else:
+            decisions = global_steps.compact_decisions(
+                global_steps.batch_wide(
+                    global_steps.load_decisions(results, work), results, config, work
+                )
+            )
+    except Exception as exc:
+        raise StageError("select", describe(exc)) from None
+    try:
+        if parent is None:
             folder = selection_folder(work, cache_key)
-            return _from_sources(results, config, decisions, work, folder)
+            return _from_sources(results, config, split, work, folder)
         return _grown(results, config, decisions, parent, resolved)
     except StageError:
         raise
@@ -341,20 +354,19 @@ def selection_folder(work: WorkFolder, cache_key: str | None) -> str:
 def _from_sources(
     results: list[ShardResult],
     config: PipelineConfig,
-    decisions: pl.DataFrame,
+    split: SplitDecisions,
     work: WorkFolder,
     folder: str,
 ) -> Selection:
     """Cluster every candidate, one representative per cluster, then the quotas over those.
 
-    The decisions, the cluster table and the candidates' paths go to ``folder`` (see
-    ``FrameRef``); the returned ``Selection`` holds only what redaction needs in memory."""
-    candidates = decisions.filter(pl.col("candidate")).get_column("case_id")
-    dedup = deduplicate_candidates(results, candidates, decisions, config.dedup, work, folder)
+    The candidates' decisions, the cluster table and the candidates' paths go to ``folder``
+    (see ``FrameRef``); the returned ``Selection`` holds only what redaction needs in memory."""
+    active, other_counts = split.active, split.other_counts
+    candidates = active.filter(pl.col("candidate")).get_column("case_id")
+    dedup = deduplicate_candidates(results, candidates, active, config.dedup, work, folder)
     clusters = dedup.clusters
-    choice = choose_candidates(decisions.lazy(), clusters, config.funnels, config.dedup, set())
-    writer = FrameWriter(work, f"{folder}/decisions.parquet")
-    decided = write_all_decisions(decisions.lazy(), choice.chosen.decisions, writer)
+    choice = choose_candidates(active, other_counts, clusters, config.funnels, config.dedup, set())
     last_seen = newest_per_cluster(clusters, dedup.seen)
     return Selection(
         kept=None,
@@ -362,9 +374,13 @@ def _from_sources(
         if clusters is None
         else FrameRef.spill(clusters, work, f"{folder}/clusters.parquet"),
         representatives=choice.chosen.representatives.drop("priority"),
-        stats={**dedup.stats, **global_steps.selection_counts(choice.counts, config)},
+        stats={
+            **dedup.stats,
+            **global_steps.selection_counts(choice.chosen, config, choice.counts),
+        },
         last_seen=last_seen,
-        decisions=decided,
+        decisions=FrameRef.spill(choice.chosen.decisions, work, f"{folder}/decisions.parquet"),
+        other_counts=other_counts,
         paths=dedup.paths,
     )
 

@@ -1,5 +1,5 @@
-"""The quotas over the candidates' rows only (flows/tasks/choice.py) decide exactly what
-``filters.selection.choose`` decides over every row."""
+"""The quotas over the candidates' rows only (flows/tasks/choice.py), read shard by shard,
+decide and count exactly what ``filters.selection.choose`` decides over every row."""
 
 from __future__ import annotations
 
@@ -13,10 +13,8 @@ from golden_distill.datasets.ingest import ingest
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.dedup import DedupConfig, cluster, signatures
 from golden_distill.filters.selection import choose
-from golden_distill.filters.selection_stats import selection_stats
-from golden_distill.flows.tasks.choice import choose_candidates, write_all_decisions
-from golden_distill.flows.tasks.frame_ref import FrameWriter
-from golden_distill.flows.work_folder import WorkFolder
+from golden_distill.filters.selection_stats import add_stats, selection_stats
+from golden_distill.flows.tasks.choice import active_masks, choose_candidates, split_decisions
 from golden_distill.synthetic import generate_corpus
 
 
@@ -46,7 +44,7 @@ def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("cap", [None, 5])
-def test_choosing_over_candidates_equals_choosing_over_every_row(night, cap, tmp_path):
+def test_choosing_over_candidates_equals_choosing_over_every_row(night, cap):
     decisions, clusters = night
     funnels = FunnelsConfig()
     funnels.quotas.per_tenant_max = cap
@@ -54,20 +52,31 @@ def test_choosing_over_candidates_equals_choosing_over_every_row(night, cap, tmp
     excluded = set(reps["case_id"].head(3).to_list())
     rejected = set(reps["case_id"].slice(3, 2).to_list())
     whole = choose(decisions, clusters, funnels, DedupConfig(), excluded, rejected)
+    # read as the select step reads a night: shard by shard (the twice-read case id spans two)
+    shards = [decisions.slice(0, 40), decisions.slice(40, 200), decisions.slice(240)]
+    split = split_decisions(zip(shards, active_masks(shards), strict=True), funnels)
+    assert 0 < split.active.height < decisions.height  # really fewer rows
     choice = choose_candidates(
-        decisions.lazy(), clusters, funnels, DedupConfig(), excluded, rejected
+        split.active, split.other_counts, clusters, funnels, DedupConfig(), excluded, rejected
     )
-    assert choice.chosen.decisions.height < decisions.height  # really fewer rows
     assert choice.chosen.representatives.equals(whole.representatives)
     assert choice.chosen.shares == whole.shares
-    assert selection_stats(choice.counts.decisions, funnels) == selection_stats(
-        whole.decisions, funnels
-    )
-    writer = FrameWriter(WorkFolder(str(tmp_path)), str(tmp_path / "sel" / "decisions.parquet"))
-    every = write_all_decisions(decisions.lazy(), choice.chosen.decisions, writer).read()
-    assert every.columns == whole.decisions.columns
-    assert _sorted(every).equals(_sorted(whole.decisions))
+    assert choice.counts == selection_stats(whole.decisions, funnels)
+    active_ids = split.active.get_column("case_id").implode()
+    same_rows = whole.decisions.filter(pl.col("case_id").is_in(active_ids))
+    assert choice.chosen.decisions.columns == whole.decisions.columns
+    assert _sorted(choice.chosen.decisions).equals(_sorted(same_rows))
     # the candidate row read after its case id's non-candidate row is a duplicate, as a whole
     shadowed = decisions.row(0, named=True)["case_id"]
     rows = choice.chosen.decisions.filter(pl.col("case_id") == shadowed)
     assert rows["status"].to_list() == ["no_funnel", "dedup:duplicate_id"]
+
+
+def test_counts_of_disjoint_rows_add_up(night):
+    decisions, _ = night
+    funnels = FunnelsConfig()
+    halves = [decisions.slice(0, 100), decisions.slice(100)]
+    added = add_stats(*(selection_stats(h, funnels) for h in halves))
+    assert added == selection_stats(decisions, funnels)
+    assert list(added["dropped"]) == sorted(added["dropped"])
+    assert added["cases"] == decisions.height
