@@ -199,11 +199,13 @@ def test_findings_memo_changes_no_output(rows: list[dict[str, Any]]) -> None:
 
 
 def test_findings_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(findings_memo, "GENERATION_CHARS", 100)
+    entry = findings_memo.entry_bytes("text number 0000", [])
+    monkeypatch.setattr(findings_memo, "GENERATION_BYTES", 5 * entry)
     memo = findings_memo.FindingsMemo()
     for i in range(100):
         memo.put(f"text number {i:04d}", [])
-    assert len(memo) <= 2 * (100 // len("text number 0000")) + 2
+    assert len(memo) <= 2 * 5
+    assert memo.estimated_bytes <= 2 * findings_memo.GENERATION_BYTES
     assert memo.get("text number 0099") == []  # the newest are kept
     assert memo.get("text number 0000") is None  # the oldest were dropped
     memo.put("x" * (findings_memo.MAX_TEXT_CHARS + 1), [])
@@ -345,3 +347,29 @@ def test_no_cyclic_gc_pauses_and_restores_the_collector() -> None:
         assert not gc.isenabled()  # a caller that paused it keeps it paused
     finally:
         gc.enable()
+
+
+def test_findings_memo_bound_holds_in_real_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound is on what the memo really holds (Python's per-entry overhead included), not
+    only on its characters: many short texts (the common case) stay within it."""
+    import gc
+    import tracemalloc
+
+    from golden_distill.redaction.analyzer import Finding
+
+    monkeypatch.setattr(findings_memo, "GENERATION_BYTES", 1_000_000)
+    memo = findings_memo.FindingsMemo()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for i in range(60_000):  # ~27 characters each, one in four with a finding
+            found = [Finding("PERSON", 0, 4, 0.85)] if i % 4 == 0 else []
+            memo.put(f"status value number {i:07d}", found)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert memo.estimated_bytes <= 2 * findings_memo.GENERATION_BYTES
+    assert held <= 2.2 * findings_memo.GENERATION_BYTES  # the estimate covers the real cost
+    assert len(memo) > 5_000  # and still holds a useful number of entries
