@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import multiprocessing
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -87,3 +88,21 @@ def eager_release_here() -> None:
         import polars as pl
 
         pl.Series([0])  # jemalloc reads its configuration at polars' first allocation
+
+
+_frozen: set[str] = set()
+
+
+def freeze_loaded_objects(what: str) -> None:
+    """Once per worker process and ``what`` was loaded (the redactor: Presidio and spaCy; the
+    shard step's modules): what is alive then (objects that live as long as the process)
+    leaves the cyclic garbage collector's generations, so the full collection at the end of
+    every task (``release_memory``) stops walking it: 0.23-0.34 s of CPU per call before,
+    0.09-0.13 s after in a redact worker. Reference counting still frees any of them that
+    dies. Not in the flow's own process (thread runner, local engine): its memory is the
+    flow's."""
+    if what in _frozen or multiprocessing.parent_process() is None:
+        return
+    gc.collect()
+    gc.freeze()
+    _frozen.add(what)

@@ -28,6 +28,7 @@ from golden_distill.filters.runner import needs_rescore, permissive_figures, sco
 from golden_distill.flows.caching import job_cache_key, pipeline_version
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError
+from golden_distill.flows.memory import freeze_loaded_objects
 from golden_distill.flows.tasks.jobs import ShardJob, ShardResult
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
@@ -140,6 +141,7 @@ def dedup_signatures(candidates: pa.Table, config: PipelineConfig) -> pa.Table:
 
 def _run(job: ShardJob) -> ShardResult:
     check_same_code(job.pipeline_version, job.shard.label)
+    freeze_loaded_objects("shard step")  # the modules a shard worker runs: not collected
     work = work_folder(job.config)
     with work.staged(job.out_dir) as stage:  # a remote work folder: uploaded at the end
         return _process(job, work, stage)

@@ -159,11 +159,11 @@ def test_grouped_redaction_publishes_what_one_shard_per_task_publishes(
 def _freeze_in_child() -> tuple[int, int]:
     import gc
 
-    from golden_distill.flows.tasks.redact import freeze_loaded_objects
+    from golden_distill.flows.memory import freeze_loaded_objects
 
     before = gc.get_freeze_count()
-    freeze_loaded_objects()
-    freeze_loaded_objects()  # once per process
+    freeze_loaded_objects("test")
+    freeze_loaded_objects("test")  # once per process and what was loaded
     return before, gc.get_freeze_count()
 
 
@@ -172,10 +172,10 @@ def test_loaded_objects_are_frozen_once_in_workers_never_in_the_flow() -> None:
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    from golden_distill.flows.tasks.redact import freeze_loaded_objects
+    from golden_distill.flows.memory import freeze_loaded_objects
 
     before = gc.get_freeze_count()
-    freeze_loaded_objects()  # this process has no parent process: not a worker
+    freeze_loaded_objects("test")  # this process has no parent process: not a worker
     assert gc.get_freeze_count() == before
     with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
         in_child, after = pool.submit(_freeze_in_child).result()
