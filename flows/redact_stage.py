@@ -47,19 +47,33 @@ Engine = Any
 def chosen_by_shard(
     prepared: Prepared, results: list[ShardResult], ids: pl.Series, done: set[str]
 ) -> list[tuple[ShardResult, tuple[str, ...]]]:
-    """Per shard holding chosen cases not redacted yet: those cases' ids, sorted."""
-    wanted = set(ids.to_list()) - done
-    if not wanted:
+    """Per shard holding chosen cases not redacted yet: those cases' ids, sorted. Matched in
+    polars over every shard's candidate ids at once: only the chosen ids become Python strings
+    (the flow's process holds them through the run; the night's candidate ids would leave its
+    heap fragmented beside them)."""
+    redacted = pl.Series("case_id", sorted(done), dtype=pl.String)
+    wanted = pl.DataFrame({"case_id": ids.cast(pl.String)}).filter(
+        ~pl.col("case_id").is_in(redacted.implode())
+    )
+    if wanted.height == 0:
         return []
     work = work_folder(prepared.resolved.config)
+    shards = pl.concat(
+        [
+            work.read_frame(result.candidates_path, columns=["case_id"]).with_columns(
+                _shard=pl.lit(index, dtype=pl.Int32)
+            )
+            for index, result in enumerate(results)
+        ]
+    )
+    found = shards.join(wanted, on="case_id", how="semi").unique().sort("_shard", "case_id")
+    del shards
+    mine = found.partition_by("_shard", as_dict=True, include_key=False)
     out = []
-    for result in results:
-        shard_ids = work.read_frame(result.candidates_path, columns=["case_id"]).get_column(
-            "case_id"
-        )
-        mine = tuple(sorted(set(shard_ids.to_list()) & wanted))
-        if mine:
-            out.append((result, mine))
+    for index, result in enumerate(results):
+        part = mine.get((index,))
+        if part is not None and part.height:
+            out.append((result, tuple(part.get_column("case_id").to_list())))
     return out
 
 

@@ -74,11 +74,12 @@ def _restore_env(name: str, previous: str | None) -> None:
 TASKS_PER_WORKER = 50
 
 
-#: The environment local pool workers (shard, key pass, redact) start with: polars' jemalloc
-#: returns freed pages at once, so a shard worker sits at its live size between tasks instead of
-#: its last frames' garbage (200k benchmark, one process: -45 MB steady, -50 MB peak per shard
-#: worker for ~5% more CPU per shard task; no effect on redact tasks, which use little polars).
-POOL_WORKER_ENV = EAGER_RELEASE
+#: The environment local pool workers (shard, key pass, redact) start with. Not polars' eager
+#: release (``EAGER_RELEASE``): a shard worker then sat 45 MB lower between tasks, but at a
+#: million sessions the shard tasks' funnel step took 39 s instead of 21 s and the stage 107 s
+#: instead of 88 s (docs/benchmarks.md, session 6): a freed frame's pages are faulted in again
+#: by the next one. Kept as a hook (tests/flows/test_pool_worker_env.py sets it).
+POOL_WORKER_ENV: dict[str, str] = {}
 
 
 class _RefillingExecutor(ProcessPoolExecutor):

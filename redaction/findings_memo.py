@@ -23,9 +23,10 @@ from __future__ import annotations
 from typing import Any
 
 #: Estimated bytes per generation (two are kept, per analyzer: the scrubber's and the
-#: verifier's). Measured on the 200k benchmark's shards: most hits are strings repeated in the
-#: next few shards, so a smaller memo keeps most of them.
-GENERATION_BYTES = 8_000_000
+#: verifier's: ~64 MB per worker in all). 8 MB kept 12.3% hits instead of 17.2% over 8 tasks
+#: of the 200k benchmark, and a worker redacts ~200 shards at a million sessions, where the
+#: lost hits cost more than the memory saved (docs/benchmarks.md, session 6).
+GENERATION_BYTES = 16_000_000
 #: What holding one entry costs besides its text (dict slot ~100 B amortised, str header 49 B,
 #: list 56 B), and each finding in it (a 4-field object ~72 B plus its pointer).
 ENTRY_BYTES = 210

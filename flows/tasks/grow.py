@@ -72,18 +72,31 @@ class Growth:
         return bool(fresh)
 
 
+def published_tenant_frame(
+    redacted_paths: Iterable[str], work: WorkFolder | None = None
+) -> pl.DataFrame:
+    """case_id, published (tenant id) of redacted (published-form) case files with a tenant:
+    two small columns, read through the run's work folder (local or remote)."""
+    paths = list(redacted_paths)
+    folder = global_steps.work_of(paths, work)
+    frames = [folder.read_frame(path, columns=["case_id", "tenant_id"]) for path in paths]
+    return (
+        (
+            pl.concat(frames, how="vertical_relaxed")
+            if frames
+            else pl.DataFrame(schema={"case_id": pl.String, "tenant_id": pl.String})
+        )
+        .filter(pl.col("tenant_id").is_not_null() & (pl.col("tenant_id") != ""))
+        .rename({"tenant_id": "published"})
+    )
+
+
 def published_tenants(
     redacted_paths: Iterable[str], work: WorkFolder | None = None
 ) -> dict[str, str]:
-    """case_id -> tenant_id of redacted (published-form) case files: two small columns, read
-    through the run's work folder (local or remote)."""
-    paths = list(redacted_paths)
-    folder = global_steps.work_of(paths, work)
-    out: dict[str, str] = {}
-    for path in paths:
-        frame = folder.read_frame(path, columns=["case_id", "tenant_id"])
-        out.update({c: t for c, t in zip(frame["case_id"], frame["tenant_id"], strict=True) if t})
-    return out
+    """``published_tenant_frame`` as case_id -> tenant_id."""
+    frame = published_tenant_frame(redacted_paths, work)
+    return dict(zip(frame["case_id"], frame["published"], strict=True))
 
 
 @dataclass

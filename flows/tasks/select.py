@@ -36,7 +36,12 @@ from golden_distill.flows.tasks.choice import (
 )
 from golden_distill.flows.tasks.dedup_step import deduplicate_candidates
 from golden_distill.flows.tasks.frame_ref import FrameRef
-from golden_distill.flows.tasks.grow import Growth, grow, newest_per_cluster, published_tenants
+from golden_distill.flows.tasks.grow import (
+    Growth,
+    grow,
+    newest_per_cluster,
+    published_tenant_frame,
+)
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import incremental_parent, load_parent
 from golden_distill.flows.work_folder import WorkFolder
@@ -73,8 +78,10 @@ class Selection:
     carried_clusters: pl.DataFrame | None = None  # their cluster rows (+ new members attached)
     last_seen: pl.DataFrame | None = None  # cluster_id -> newest member's recorded_at
     growth: Growth | None = None  # incremental runs: what the quotas over the grown set need
-    #: case_id -> published (pseudonymised) tenant id of redacted cases (runs from sources)
-    published_tenants: dict[str, str] = field(default_factory=dict)
+    #: case_id, published (pseudonymised) tenant id of redacted cases (runs from sources)
+    published_tenants: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema={"case_id": pl.String, "published": pl.String})
+    )
 
     def frames_present(self) -> bool:
         """False when a frame the select task wrote is gone (a cleaned work folder): a cached
@@ -111,7 +118,9 @@ class Selection:
             learned = self.growth.learn_tenants((r.redacted_path for r in redacted), work)
         else:
             paths = (r.redacted_path for r in redacted)
-            self.published_tenants.update(published_tenants(paths, work))
+            fresh = published_tenant_frame(paths, work)
+            known = pl.concat([self.published_tenants, fresh], how="vertical_relaxed")
+            self.published_tenants = known.unique("case_id", keep="last", maintain_order=True)
         if refused:
             self.excluded |= refused
         if refused and self.growth is None and self.quota_rows is not None:
@@ -160,15 +169,14 @@ class Selection:
         known = (
             self._decided()
             .select("case_id", "tenant_id")
-            .filter(pl.col("case_id").is_in(list(self.published_tenants)))
+            .join(self.published_tenants.lazy(), on="case_id", how="inner")
             .unique("case_id")
+            .filter(pl.col("tenant_id").is_not_null())
+            .select("tenant_id", "published")
+            .unique()
             .collect()
         )
-        names = {
-            raw: self.published_tenants[cid]
-            for cid, raw in zip(known["case_id"], known["tenant_id"], strict=True)
-            if raw is not None
-        }
+        names = dict(zip(known["tenant_id"], known["published"], strict=True))
         names["None"] = "None"  # cases without a tenant (``shares`` names them so)
         shares["tenant"] = renamed_tenants(shares["tenant"], names)
 

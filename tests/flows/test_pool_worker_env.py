@@ -1,5 +1,6 @@
-"""Local pool workers (shard, key pass, redact) start with the eager-release allocator setting,
-and the flow's own environment is restored when the pool is released."""
+"""Local pool workers (shard, key pass, redact) start with ``runners.POOL_WORKER_ENV`` (empty by
+default: polars' eager release cost the shard stage too much), and the flow's own environment is
+restored when the pool is released."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from golden_distill.flows.run_config import FlowConfig
 NAME = "_RJEM_MALLOC_CONF"
 
 
-def test_pool_workers_start_with_eager_release(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pool_workers_start_with_the_pool_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(NAME, raising=False)
+    monkeypatch.setattr(runners, "POOL_WORKER_ENV", EAGER_RELEASE)
     # no Prefect API server for this test: only the worker processes' environment matters
     monkeypatch.setattr(runners, "workers_share_api", lambda needed=True: nullcontext(None))
     with runners.ShardRunners(FlowConfig(task_runner="process", max_parallel_shards=1)) as rs:
