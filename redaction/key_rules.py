@@ -90,7 +90,7 @@ class RuleMatcher:
         # keys no rule names (ids used as object keys, "order:ORD-1"), all but the few rules
         # ending in "*" ("address.*"), without a cache entry per key
         lasts = sorted({parts[-1] for parts, _ in self._rules if parts[-1] != "*"})
-        self._any_last = re.compile("|".join(f"(?:{translate(p)})" for p in lasts) or "(?!)")
+        self._any_last = LastKeyPatterns(lasts)
         self._wild_last = [(parts, rule) for parts, rule in self._rules if parts[-1] == "*"]
 
     def _key_rule(self, kf: KeyField) -> KeyRule:
@@ -112,6 +112,45 @@ class RuleMatcher:
         if len(self._cache) < 100_000:
             self._cache[tail] = found
         return found
+
+
+class LastKeyPatterns:
+    """``match(key)``: does ``key`` (lower case) fit one of the glob patterns in full, as
+    ``fnmatchcase`` would; the same answer as one regex of their ``translate``d forms, without
+    trying every ``.*`` alternative at every key: plain names are a set lookup, ``name*``,
+    ``*name`` and ``*name*`` are string tests, and only the other shapes go to a regex."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.patterns = list(patterns)
+        exact, prefixes, suffixes, inner, other = set(), [], [], [], []
+        for p in patterns:
+            body = p.strip("*")
+            if any(c in body for c in "*?[") or not body:
+                other.append(p)
+            elif p.startswith("*") and p.endswith("*") and p[1:-1] == body:
+                inner.append(body)
+            elif p.startswith("*") and p[1:] == body:
+                suffixes.append(body)
+            elif p.endswith("*") and p[:-1] == body:
+                prefixes.append(body)
+            elif p == body:
+                exact.add(body)
+            else:  # "**name" and the like
+                other.append(p)
+        self._exact = frozenset(exact)
+        self._prefixes = tuple(prefixes)
+        self._suffixes = tuple(suffixes)
+        self._inner = re.compile("|".join(map(re.escape, inner))) if inner else None
+        self._other = re.compile("|".join(f"(?:{translate(p)})" for p in other)) if other else None
+
+    def match(self, key: str) -> bool:
+        return bool(
+            key in self._exact
+            or (self._suffixes and key.endswith(self._suffixes))
+            or (self._prefixes and key.startswith(self._prefixes))
+            or (self._inner is not None and self._inner.search(key))
+            or (self._other is not None and self._other.match(key))
+        )
 
 
 _NAME = re.compile(r"^(?:[A-Za-z][A-Za-z'\-]*\.?)(?: [A-Za-z][A-Za-z'\-]*\.?){0,3}$")

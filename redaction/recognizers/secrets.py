@@ -23,11 +23,13 @@ from importlib.metadata import version
 
 import detect_secrets
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.plugins import keyword as ds_keyword
 from detect_secrets.plugins.base import BasePlugin
 from detect_secrets.plugins.high_entropy_strings import (
     Base64HighEntropyString,
     HexHighEntropyString,
 )
+from detect_secrets.plugins.keyword import KeywordDetector
 from detect_secrets.plugins.private_key import PrivateKeyDetector
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 
@@ -73,6 +75,38 @@ _PREFILTER = AnyOf(
 )
 
 
+#: What every regex of detect-secrets' keyword plugin needs (as it is called here: no file type,
+#: no ``keyword_exclude``): one of its deny-listed words and a quote. Each deny-listed word holds
+#: one of these literally (``api_?key``: "key"; ``db_?pass``: "pass"), matched case-insensitively
+#: on the folded text (``Keywords``); ``keyword_gate_is_sound`` checks both against the plugin.
+_KEYWORD_WORDS = ("key", "pass", "pwd", "secret", "contrase")
+_KEYWORD_QUOTES = ("'", '"', "`")
+
+
+def keyword_gate_is_sound() -> bool:
+    """True when the gate above provably lets in every text the keyword plugin can match: each
+    of its regexes starts or ends its deny-list group with those words and holds a required
+    quote group; otherwise (a newer detect-secrets) the plugin runs on every text."""
+    quote_group = f"({ds_keyword.QUOTE})"
+    regexes = list(ds_keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+    words_ok = all(any(w in entry for w in _KEYWORD_WORDS) for entry in ds_keyword.DENYLIST)
+    group = "|".join(ds_keyword.DENYLIST)
+    return (
+        words_ok
+        and ds_keyword.QUOTE == "[\\'\"`]"
+        and all(quote_group in r.pattern and f"({group})" in r.pattern for r in regexes)
+    )
+
+
+_KEYWORD_GATE = Keywords(*_KEYWORD_WORDS) if keyword_gate_is_sound() else None
+
+
+def _keyword_plugin_may_match(text: str) -> bool:
+    if _KEYWORD_GATE is None:
+        return True
+    return any(q in text for q in _KEYWORD_QUOTES) and _KEYWORD_GATE.search(text)
+
+
 @lru_cache(maxsize=1)
 def ruleset() -> tuple[BasePlugin, ...]:
     """The detect-secrets plugins (instances), in its own order."""
@@ -114,6 +148,10 @@ def find_secrets(text: str) -> list[tuple[int, int]]:
     """Spans of secrets in ``text`` (ruleset hits widened to whole tokens, plus the extras)."""
     spans: set[tuple[int, int]] = set()
     for plugin in ruleset():
+        if isinstance(plugin, KeywordDetector) and (
+            plugin.keyword_exclude is None and not _keyword_plugin_may_match(text)
+        ):
+            continue  # its regexes all need a deny-listed word and a quote (gate above)
         entropy = isinstance(plugin, Base64HighEntropyString | HexHighEntropyString)
         for value in plugin.analyze_string(text):
             if not value:

@@ -48,3 +48,33 @@ def test_the_last_key_prefilter_never_changes_a_decision() -> None:
                 checked += 1
     assert checked == len(parents) * 2 * len(keys)
     assert m.match(("billTo", "address", "order:ORD-1")) == PiiRule("ADDRESS")  # "address.*"
+
+
+def test_last_key_patterns_decide_as_fnmatch_does() -> None:
+    """``LastKeyPatterns`` (set lookup, prefix/suffix/infix tests, a regex for the rest) says
+    yes exactly when a glob pattern fits the whole key (``fnmatchcase``), for every shape."""
+    from fnmatch import fnmatchcase
+    from itertools import product
+
+    from golden_distill.redaction.key_rules import LastKeyPatterns
+
+    patterns = [
+        *sorted({p.split(".")[-1].lower() for p in RedactionConfig().sensitive_keys}),
+        "email",
+        "*_id",
+        "holder*",
+        "*secret*",
+        "a?c",
+        "[xy]z",
+        "**deep",
+        "pass*word",
+        "*",
+        "*.v",
+    ]
+    fragments = ["", "email", "_id", "holder", "secret", "abc", "xz", "deep", "pass", "word"]
+    fragments += ["x", "\n", ".v", "ID", "my_", "*", "?", "api_key", "user_name", "é"]
+    keys = {a + b + c for a, b, c in product(fragments, repeat=3)}
+    for chosen in (patterns, patterns[:3], [p for p in patterns if "*" not in p], []):
+        lasts = LastKeyPatterns(chosen)
+        for key in keys:
+            assert lasts.match(key) == any(fnmatchcase(key, p) for p in chosen), (chosen, key)
