@@ -83,8 +83,13 @@ _COMPAT = (
 _ESCAPES = r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{4})+"
 #: What makes normalising worth it in ASCII text (a non-ASCII text is also checked for
 #: ``_COMPAT_CHAR``: a search with that large class costs more, and ASCII text cannot match it).
+#: Each part is a superset of what its layer's own check needs (``normalise``): the escapes
+#: and the base64 run as the layers match them (case-sensitive: a case-insensitive alternation
+#: costs twice as much per text), a digit run split 3+ times (a date or a price has fewer: only
+#: NBSP, non-ASCII and so found by ``_COMPAT_CHAR``, also splits digits), the words of
+#: "name at domain dot com".
 _TRIGGER_ASCII = re.compile(
-    _ESCAPES + r"|\d[ .\-]\d|[A-Za-z0-9+/_\-]{16,}|\s(?:at|dot|\[at\]|\(at\))\s", re.IGNORECASE
+    _ESCAPES + r"|\d(?:[ .\-]\d+){3,}|[A-Za-z0-9+/_\-]{16,}|(?i:\s(?:at|dot|\[at\]|\(at\))\s)"
 )
 _COMPAT_CHAR = re.compile(f"[{_COMPAT}]")
 _SPECIAL_ASCII = re.compile(_ESCAPES)
@@ -102,6 +107,9 @@ _AT_DOT = re.compile(
     r"((?:\s+(?:dot|\[dot\]|\(dot\))\s+[A-Za-z0-9\-]+)+)",
     re.IGNORECASE,
 )
+#: What every ``_AT_DOT`` match holds: its cheap pre-check (``_AT_DOT`` tries a word run at
+#: every position of the text before it can fail).
+_AT_WORD = re.compile(r"\s(?:at|\[at\]|\(at\))\s", re.IGNORECASE)
 _DOT_WORD = re.compile(r"\s+(?:dot|\[dot\]|\(dot\))\s+", re.IGNORECASE)
 #: 7+ digits with 3+ single separators (split on purpose: "4 1 1 1 ...", "01 42 68 53 00");
 #: dates, amounts and ordinary phone layouts are left to the recognizers that know them.
@@ -268,17 +276,26 @@ class Normalised:
 _DIGIT_SPLIT = re.compile(r"\d(?:[ .\-\u00a0]\d+){3,}")
 
 
+def _at_dot_present(text: str) -> bool:
+    return _AT_WORD.search(text) is not None and _AT_DOT.search(text) is not None
+
+
 def normalise(text: str) -> Normalised | None:
     """The normalised form of ``text``, or ``None`` when normalising changes nothing. Each
     layer runs only when its own pattern is present."""
     if not _TRIGGER_ASCII.search(text) and (text.isascii() or not _COMPAT_CHAR.search(text)):
         return None
+    return apply_layers(text)
+
+
+def apply_layers(text: str) -> Normalised | None:
+    """``normalise`` without its first cheap check (tests: the check never changes a result)."""
     current = text
     maps: list[Mapping] = []
     layers = (
         (lambda t: _special(t).search(t), _escapes),
         (_B64_RUN.search, _base64),
-        (_AT_DOT.search, lambda t: _sub_layer(t, _AT_DOT, _at_dot)),
+        (_at_dot_present, lambda t: _sub_layer(t, _AT_DOT, _at_dot)),
         (_DIGIT_SPLIT.search, lambda t: _sub_layer(t, _DIGIT_RUN, _digits)),
     )
     for present, layer in layers:

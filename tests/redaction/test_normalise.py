@@ -98,3 +98,42 @@ def test_chinese_punctuation_alone_does_not_trigger_a_second_analysis() -> None:
     assert normalise("您好，请问：订单（三件）到了吗？") is None
     norm = normalise("电话：１３８１２３４５６７８，谢谢")  # full-width digits still are
     assert norm is not None and "13812345678" in norm.text and "，" in norm.text
+
+
+def test_the_cheap_trigger_never_changes_a_result() -> None:
+    """``normalise`` returns ``None`` at once for text its trigger regex does not match; every
+    text must normalise exactly as running all layers would (edges of each trigger part: dates
+    and prices with fewer than three digit separators, NBSP and non-ASCII digits, ``\\U``
+    escapes, letters that a case-insensitive class folds (ſ, K, ı, İ) inside long runs,
+    upper-case "AT"/"DOT")."""
+    from adversarial import adversarial_corpus
+
+    from golden_distill.redaction.normalise import apply_layers
+
+    texts = [
+        "on 2024-05-01 at 10:30",
+        "total 1.234.567,89 EUR",
+        "call 4 1 1 1 2 2 2",
+        "call 415 555 0100 now",
+        "id 1\u00a02\u00a03\u00a04\u00a05\u00a06\u00a07",
+        "\u0661\u0662\u0663-\u0664\u0665\u0666-\u0667\u0668\u0669-\u0660",
+        "x \\U0041 \\u0041\\u0042 %4A &#64; &amp; &AMP;",
+        "token abcdefghıjklmnopqrstu and ſſſſſſſſſſſſſſſſſſ or KKKKKKKKKKKKKKKKKK",
+        "run İİİİİİİİİİİİİİİİİİ end",
+        "mail JOHN.DOE AT EXAMPLE DOT COM",
+        "mail john [at] example [dot] com",
+        "mail john (AT) example (dot) org",
+        "bWVpLmJyb3duQGV4YW1wbGUuY29t",
+        "eyJlbWFpbCI6Im1laUBleGFtcGxlLmNvbSJ9",
+        "a\u200bb\u200dc 4\u200b1\u200b1\u200b1",
+        "ﬁle ① ＡＢＣ１２３ ～ 。，",
+        "plain words only",
+        "",
+    ]
+    for probe in adversarial_corpus().PROBES:
+        for form in probe.forms():
+            texts.extend([form, f"reach me at {form} today", f'{{"v": "{form}"}}'])
+        if probe.raw_response:
+            texts.append(probe.raw_response)
+    for text in texts:
+        assert normalise(text) == apply_layers(text), text
