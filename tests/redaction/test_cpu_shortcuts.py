@@ -1,0 +1,120 @@
+"""The CPU shortcuts of session 7 (s7red) find exactly what the paths they skip find.
+
+* the analyzer's lean call of Presidio's engine (``TextAnalyzer._lean_analyze``): the same
+  findings, in the same order, as ``AnalyzerEngine.analyze``;
+* detect-secrets' keyword plugin is skipped on text without a deny-listed word and a quote;
+* ``normalise``'s first check (``apply_layers`` runs every layer without it).
+
+Compared on every string of the generator's corpus (with its planted personal data), the
+adversarial probes, tau-bench runs and edge texts, for the scrubber's analyzer and the
+verifier's extra one, each built and run with and without the shortcuts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from adversarial import adversarial_corpus
+
+from golden_distill.datasets.ingest import ingest
+from golden_distill.redaction import analyzer as analyzer_module
+from golden_distill.redaction import findings_memo, normalise
+from golden_distill.redaction.analyzer import TextAnalyzer
+from golden_distill.redaction.config import RedactionConfig
+from golden_distill.redaction.keys import PseudonymKey
+from golden_distill.redaction.recognizers import secrets
+from golden_distill.redaction.redactor import Redactor
+from golden_distill.redaction.slots import case_slots
+from golden_distill.redaction.walker import leaves_and_keys
+from golden_distill.synthetic import generate_corpus
+
+from .conftest import TEST_SECRET
+
+EDGE_TEXTS = [
+    "call me at 415-555-0132 or mail mei.brown@example.com",
+    "card 4111 1111 1111 1111, ssn 078-05-1120, iban DE89370400440532013000",
+    "wallet 1BoatSLRHtKNngkdXEeobR76b53LETtpyT, 我叫张伟，客户欧阳娜娜的订单",
+    "config: password = \"hunter2hunter2\", api_KEY: 'Zx9Qw8Er7Ty6Ui5Op4'",
+    'PASSWD="S3cr3t-Pa55w0rd"; secret("abcdefgh12345")',
+    "contraseña: 'Abc123def456'",
+    "mail JOHN.DOE AT EXAMPLE DOT COM, dial 4 1 5 5 5 5 0 1 3 2",
+    "Dear Barnaby Quell, your order shipped",
+]
+
+
+def _strings(row: dict[str, Any]) -> list[str]:
+    _, slots, verbatim = case_slots(row)
+    out = [v.text for v in verbatim]
+    for slot, _put in slots:
+        if slot.is_json:
+            leaves, keys = leaves_and_keys(slot.parsed)
+            out.extend(str(v) for _, v in leaves)
+            out.extend(keys)
+        else:
+            out.append(slot.text)
+    return out
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    from golden_test_data import all_runs_paths
+
+    root = tmp_path_factory.mktemp("cpu_shortcuts")
+    generate_corpus(root / "raw", sessions=40, seed=11)
+    adversarial_corpus().write_corpus(root / "raw" / "probes.jsonl")
+    ingest([str(root / "raw")], root / "canon")
+    table = pa.concat_tables(
+        pq.read_table(p) for p in sorted((root / "canon" / "cases").glob("*.parquet"))
+    )
+    found: set[str] = set(EDGE_TEXTS)
+    for row in table.to_pylist():
+        found.update(s for s in _strings(row) if len(s) < 5000)
+    ingest([str(p) for p in all_runs_paths()[:1]], root / "tau")
+    for p in sorted((root / "tau" / "cases").glob("*.parquet")):
+        for row in pq.read_table(p).to_pylist()[:40]:
+            found.update(s for s in _strings(row) if len(s) < 5000)
+    return sorted(found)
+
+
+def _findings(redactor: Redactor, texts: list[str], threshold: float) -> tuple[Any, Any]:
+    findings_memo.clear()  # each computes its own findings
+    out = (
+        redactor.analyzer.analyze_many(texts, threshold),
+        redactor.verify_extra.analyze_many(texts, threshold),
+    )
+    findings_memo.clear()
+    return out
+
+
+def test_analyzers_find_what_they_find_without_the_cpu_shortcuts(
+    texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = RedactionConfig()
+    fast = Redactor.from_config(config, PseudonymKey(TEST_SECRET))
+    assert fast.analyzer.lean and fast.verify_extra.lean
+    found_fast = _findings(fast, texts, fast.scan_threshold)
+    with monkeypatch.context() as m:
+        m.setattr(TextAnalyzer, "LEAN_ENGINE", False)
+        m.setattr(secrets, "_KEYWORD_GATE", None)
+        m.setattr(analyzer_module, "normalise", normalise.apply_layers)
+        plain = Redactor.from_config(config, PseudonymKey(TEST_SECRET))
+        assert not plain.analyzer.lean
+        found_plain = _findings(plain, texts, plain.scan_threshold)
+    assert found_fast == found_plain  # same findings, in the same order, for every text
+    kinds = {f.entity_type for fs in found_fast[0].values() for f in fs}
+    assert {"PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "SECRET", "CREDIT_CARD"} <= kinds
+
+
+def test_keyword_gate_is_checked_against_the_installed_ruleset() -> None:
+    """The gate is on only when detect-secrets' keyword regexes are the ones it was proved for,
+    and it lets in every text the keyword plugin finds a secret in."""
+    assert secrets.keyword_gate_is_sound()
+    plugin = next(p for p in secrets.ruleset() if type(p).__name__ == "KeywordDetector")
+    for text in EDGE_TEXTS:
+        if list(plugin.analyze_string(text)):
+            assert secrets._keyword_plugin_may_match(text), text
+    assert not secrets._keyword_plugin_may_match('"no words here"')
+    assert not secrets._keyword_plugin_may_match("password without any quote")
