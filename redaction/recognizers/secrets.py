@@ -144,15 +144,25 @@ def _mixed(token: str) -> bool:
     return any(c.isdigit() for c in token) and sum(c.isalpha() for c in token) >= 4
 
 
+@lru_cache(maxsize=64)
+def _kind(cls: type) -> tuple[bool, bool, bool]:
+    """(keyword plugin, high-entropy plugin, private-key plugin) for a plugin class: worked out
+    once per class (the plugins' base class is an ABC, whose ``isinstance`` costs a
+    microsecond or two, three times per plugin per text)."""
+    return (
+        issubclass(cls, KeywordDetector),
+        issubclass(cls, Base64HighEntropyString | HexHighEntropyString),
+        issubclass(cls, PrivateKeyDetector),
+    )
+
+
 def find_secrets(text: str) -> list[tuple[int, int]]:
     """Spans of secrets in ``text`` (ruleset hits widened to whole tokens, plus the extras)."""
     spans: set[tuple[int, int]] = set()
     for plugin in ruleset():
-        if isinstance(plugin, KeywordDetector) and (
-            plugin.keyword_exclude is None and not _keyword_plugin_may_match(text)
-        ):
+        keyword, entropy, private_key = _kind(type(plugin))
+        if keyword and plugin.keyword_exclude is None and not _keyword_plugin_may_match(text):
             continue  # its regexes all need a deny-listed word and a quote (gate above)
-        entropy = isinstance(plugin, Base64HighEntropyString | HexHighEntropyString)
         for value in plugin.analyze_string(text):
             if not value:
                 continue
@@ -162,7 +172,7 @@ def find_secrets(text: str) -> list[tuple[int, int]]:
                 continue
             pos = text.find(value)
             while pos >= 0:
-                if isinstance(plugin, PrivateKeyDetector):
+                if private_key:
                     end_m = _PEM_END.search(text, pos)
                     spans.add((max(0, pos - 5), end_m.end() if end_m else len(text)))
                 else:
