@@ -187,6 +187,8 @@ class TextAnalyzer:
             found.extend(self.ner_entities)
         folded: str | None = None
         for search, wants_folded, entities in self._checks:
+            if found and all(entity in found for entity in entities):
+                continue  # a hit here would add nothing (another part or recognizer hit)
             if wants_folded:
                 if folded is None:
                     folded = fold_case(text)

@@ -60,13 +60,23 @@ def tool_and_path(
 ) -> tuple[str, str]:
     """The tool a slot belongs to (its step's name, else ``(case)``) and the leaf's path."""
     tool = "(case)"
-    m = _STEP_FIELD.match(location)
-    if m and int(m.group(1)) < len(step_names):
-        tool = safe_tool(step_names[int(m.group(1))]) if step_names[int(m.group(1))] else "-"
-        base = m.group(2)
+    step, field, pattern = _location_parts(location)
+    if 0 <= step < len(step_names):
+        tool = safe_tool(step_names[step]) if step_names[step] else "-"
+        base = field
     else:
-        base = location_pattern(location)
+        base = pattern
     return tool, safe_path(base, json_path)
+
+
+@lru_cache(maxsize=1 << 14)
+def _location_parts(location: str) -> tuple[int, str, str]:
+    """(step index or -1, the step's field, ``location_pattern``) of a slot location: the same
+    few hundred locations (``steps[3].response``) recur in every case of a run."""
+    m = _STEP_FIELD.match(location)
+    if m:
+        return int(m.group(1)), m.group(2), location_pattern(location)
+    return -1, "", location_pattern(location)
 
 
 def to_nested(counts: Mapping[FieldKey, int]) -> dict[str, dict[str, dict[str, int]]]:

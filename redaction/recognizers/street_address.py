@@ -31,6 +31,11 @@ _LOWER_SUFFIX = r"(?:street|avenue|road|lane|boulevard|terrace|parkway|highway)"
 _NOT_A_STREET = r"(?!(?:hours?|minutes?|mins?|days?|weeks?|miles?|km|blocks?|more|times?)\b)"
 _LOWER_STREET = rf"\d{{1,6}} {_NOT_A_STREET}[a-z]{{3,}}(?: [a-z]{{3,}}){{0,2}} {_LOWER_SUFFIX}\b"
 
+#: For the pre-filter: a text holds a match of ``\d{1,6} X`` exactly when it holds one of
+#: ``\d X`` (the house number's last digit), and the one digit is cheaper to search for.
+_LOWER_STREET_ANY = _LOWER_STREET.replace(r"\d{1,6} ", r"\d ", 1)
+assert _LOWER_STREET_ANY != _LOWER_STREET
+
 _CN_PROVINCE = (
     r"(?:北京|天津|上海|重庆|河北|山西|辽宁|吉林|黑龙江|江苏|浙江|安徽|福建|江西|山东|河南|湖北|"
     r"湖南|广东|海南|四川|贵州|云南|陕西|甘肃|青海|台湾|内蒙古|广西|西藏|宁夏|新疆|香港|澳门)"
@@ -74,7 +79,7 @@ SPEC = RecognizerSpec(
     name="street_address",
     entities=("ADDRESS",),
     prefilter=re.compile(
-        rf"\d{{1,6}} [A-Z][a-z]|{_LOWER_STREET}|[省市区县][\u4e00-\u9fff]{{0,20}}[路街道巷]"
+        rf"\d [A-Z][a-z]|{_LOWER_STREET_ANY}|[省市区县][\u4e00-\u9fff]{{0,20}}[路街道巷]"
     ),
     build=lambda cfg: StreetAddressRecognizer(),
 )

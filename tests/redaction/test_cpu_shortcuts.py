@@ -118,3 +118,29 @@ def test_keyword_gate_is_checked_against_the_installed_ruleset() -> None:
             assert secrets._keyword_plugin_may_match(text), text
     assert not secrets._keyword_plugin_may_match('"no words here"')
     assert not secrets._keyword_plugin_may_match("password without any quote")
+
+
+def test_shortened_prefilters_answer_as_the_long_ones(texts: list[str]) -> None:
+    """The IP and street pre-filters search for the shortest form of each match (one digit of
+    ``\\d{1,3}`` / ``\\d{1,6}``, none of ``[0-9A-Fa-f]{0,4}``): a text holds one exactly when
+    it holds a match of the long form."""
+    import re
+
+    from golden_distill.redaction.recognizers import ip_address, street_address
+
+    long_ip = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}::?[0-9A-Fa-f]{1,4}:")
+    long_street = re.compile(
+        rf"\d{{1,6}} [A-Z][a-z]|{street_address._LOWER_STREET}"
+        r"|[省市区县][\u4e00-\u9fff]{0,20}[路街道巷]"
+    )
+    edges = ["1.2.3.4", "a 1234.5.67.890 b", "fe80::1:", "ab::cd", "::1", "12345678 Main St"]
+    edges += ["9 main street", "at 1234567 oak avenue", "北京市朝阳区建国路", "7 Days"]
+    hits = {"ip": 0, "street": 0}
+    for text in [*texts, *edges]:
+        short_ip = bool(ip_address.SPEC.prefilter.search(text))
+        assert short_ip == bool(long_ip.search(text)), text
+        short_street = bool(street_address.SPEC.prefilter.search(text))
+        assert short_street == bool(long_street.search(text)), text
+        hits["ip"] += short_ip
+        hits["street"] += short_street
+    assert hits["ip"] > 3 and hits["street"] > 3
