@@ -346,7 +346,8 @@ class TextAnalyzer:
             if r.recognition_metadata[RecognizerResult.RECOGNIZER_IDENTIFIER_KEY] in ids
             and r.score >= threshold
         ]
-        return EntityRecognizer.remove_duplicates(results)
+        # nothing to sort or drop: Presidio's answer for no results is an empty list
+        return EntityRecognizer.remove_duplicates(results) if results else []
 
 
 def _dedupe_bank_cards(findings: list[Finding]) -> list[Finding]:

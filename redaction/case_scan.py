@@ -125,33 +125,34 @@ def scan_case(
             where = leaf_path(base, path)
             rule = matcher.match(path)
             is_text = isinstance(leaf, str)
-            if isinstance(rule, NonPersonalRule) and (not is_text or BUSINESS_ID.match(leaf)):
-                non_personal.add(str(leaf))
-                fields[(tool, where, "non_personal")] += 1
-                continue
-            if isinstance(rule, KeyRule):
-                if not is_text:
-                    numeric_slots.add(i)
-                index.add_key(str(leaf), rule)
-                fields[(tool, where, "key_field")] += 1
-                continue
-            if isinstance(rule, PiiRule) and rule.owns(path, leaf):
-                if not is_text:
-                    if isinstance(leaf, float) or (rule.evidence and abs(leaf) < 1000):
-                        fields[(tool, where, "non_personal")] += 1
-                        continue  # amounts and small counts under evidence keys
-                    numeric_slots.add(i)
-                # a short number under an evidence key (a ledger "account": "4000") is
-                # replaced where it is, never searched for inside amounts elsewhere
-                text = str(leaf)
-                propagate = _propagatable(leaf) and not (
-                    rule.evidence
-                    and _SHORT_NUMBER.match(text)
-                    and sum(c.isdigit() for c in text) < 6
-                )
-                index.add_pii(text, rule.entity_type, propagate=propagate)
-                fields[(tool, where, "evidence" if rule.evidence else "rule")] += 1
-                continue
+            if rule is not None:  # most leaves: no rule (skip the three type checks)
+                if isinstance(rule, NonPersonalRule) and (not is_text or BUSINESS_ID.match(leaf)):
+                    non_personal.add(str(leaf))
+                    fields[(tool, where, "non_personal")] += 1
+                    continue
+                if isinstance(rule, KeyRule):
+                    if not is_text:
+                        numeric_slots.add(i)
+                    index.add_key(str(leaf), rule)
+                    fields[(tool, where, "key_field")] += 1
+                    continue
+                if isinstance(rule, PiiRule) and rule.owns(path, leaf):
+                    if not is_text:
+                        if isinstance(leaf, float) or (rule.evidence and abs(leaf) < 1000):
+                            fields[(tool, where, "non_personal")] += 1
+                            continue  # amounts and small counts under evidence keys
+                        numeric_slots.add(i)
+                    # a short number under an evidence key (a ledger "account": "4000") is
+                    # replaced where it is, never searched for inside amounts elsewhere
+                    text = str(leaf)
+                    propagate = _propagatable(leaf) and not (
+                        rule.evidence
+                        and _SHORT_NUMBER.match(text)
+                        and sum(c.isdigit() for c in text) < 6
+                    )
+                    index.add_pii(text, rule.entity_type, propagate=propagate)
+                    fields[(tool, where, "evidence" if rule.evidence else "rule")] += 1
+                    continue
             # no rule owns it: scanned, and identifier-shaped values are unknown ids
             if is_text:
                 free_texts.append(leaf)

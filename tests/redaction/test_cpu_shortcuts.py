@@ -3,7 +3,8 @@
 * the analyzer's lean call of Presidio's engine (``TextAnalyzer._lean_analyze``): the same
   findings, in the same order, as ``AnalyzerEngine.analyze``;
 * detect-secrets' keyword plugin is skipped on text without a deny-listed word and a quote;
-* ``normalise``'s first check (``apply_layers`` runs every layer without it).
+* ``normalise``'s first check (``apply_layers`` runs every layer without it);
+* the phone recognizer's windows without Presidio's explanation (``FilteredPhoneRecognizer``).
 
 Compared on every string of the generator's corpus (with its planted personal data), the
 adversarial probes, tau-bench runs and edge texts, for the scrubber's analyzer and the
@@ -25,7 +26,7 @@ from golden_distill.redaction import findings_memo, normalise
 from golden_distill.redaction.analyzer import TextAnalyzer
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.keys import PseudonymKey
-from golden_distill.redaction.recognizers import secrets
+from golden_distill.redaction.recognizers import phone, secrets
 from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.slots import case_slots
 from golden_distill.redaction.walker import leaves_and_keys
@@ -99,6 +100,7 @@ def test_analyzers_find_what_they_find_without_the_cpu_shortcuts(
     with monkeypatch.context() as m:
         m.setattr(TextAnalyzer, "LEAN_ENGINE", False)
         m.setattr(secrets, "_KEYWORD_GATE", None)
+        m.setattr(phone.FilteredPhoneRecognizer, "LEAN", False)
         m.setattr(analyzer_module, "normalise", normalise.apply_layers)
         plain = Redactor.from_config(config, PseudonymKey(TEST_SECRET))
         assert not plain.analyzer.lean
