@@ -124,6 +124,7 @@ class PrefectEngine:
     def release(self) -> None:
         if not self.resolved.config.run.dask_address:
             self.runners.release()  # free the workers' memory for the global step
+        release_memory()  # and this process's: the shard phase's freed heap (results, futures)
 
     def map(self, task: Any, jobs: list[Any], event: str, stage: str) -> tuple[dict, int]:
         """Submit ``task`` for every job, report each as it ends; results by index, hits."""

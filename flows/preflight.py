@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -161,8 +162,11 @@ def preflight(
     *,
     scheduled_start: datetime | None = None,
     allow_prefect: bool = False,
+    before_hashing: Callable[[], None] | None = None,
 ) -> Prepared:
-    """Check and plan a run; raises ``StageError`` (stage `validate` or `discover`)."""
+    """Check and plan a run; raises ``StageError`` (stage `validate` or `discover`).
+    ``before_hashing``: called once the config, key and sources are checked and new input files
+    are about to be hashed (``golden run`` boots Prefect's API meanwhile)."""
     resolved = with_window(validate(params), scheduled_start)
     kid = key_id(resolved, allow_prefect=allow_prefect)
     if resolved.since is not None and resolved.since == resolved.until:
@@ -175,6 +179,7 @@ def preflight(
             until=resolved.until,
             by_mtime=params.by_mtime,
             memo=resolved.work.local_state() / "fingerprints.json",
+            before_hashing=before_hashing,
         )
     except Exception as exc:
         raise StageError("discover", describe(exc)) from None

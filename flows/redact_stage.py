@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from golden_distill.flows.caching import pipeline_version
+from golden_distill.flows.memory import release_memory
 from golden_distill.flows.preflight import Prepared
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardResult
 from golden_distill.flows.tasks.keys import (
@@ -195,6 +196,8 @@ def redact_selection(
         keys, _ = engine.map(collect_keys, keys_jobs, "keys_done", "keys")
         run = RunKeys.merge([run, *(keys[i].digests for i in sorted(keys))])
         run_keys_path = save_run_keys(resolved.work, run)
+        del keys
+        release_memory()  # the tasks' digests and the merge's copies: only ``run`` stays
         jobs = redact_jobs(prepared, chosen, round_no, run_keys_path)
         all_jobs.extend(jobs)
         for job in jobs:

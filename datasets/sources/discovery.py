@@ -15,7 +15,9 @@ it and a file rewritten in place is redone. A database has no fingerprint (never
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -96,6 +98,7 @@ def discover(
     until: datetime | None = None,
     by_mtime: bool = False,
     memo: Path | None = None,
+    before_hashing: Callable[[], None] | None = None,
 ) -> Discovery:
     """Expand ``sources`` over the window and fingerprint every input.
 
@@ -103,6 +106,8 @@ def discover(
     ``missing_partitions``: a night without recordings); a templated source none of whose
     partitions exist, and any other source that names nothing, is an error. ``by_mtime`` keeps
     only files modified inside the window (for sources that are neither partitioned nor ordered).
+    ``before_hashing`` is called once every source is listed, before new files are read (a
+    night's files take seconds to hash: the caller may start slow work of its own meanwhile).
     """
     known = _load_memo(memo)
     found = Discovery()
@@ -131,6 +136,7 @@ def discover(
                 f"{display_uri(source)}: no partition exists in the window "
                 f"({_iso(since)} .. {_iso(until)})"
             )
+    pending: list[tuple[str, Any, str, list[Any], int]] = []  # files whose bytes are hashed
     for uri, whole in dict.fromkeys(uris):
         if whole:
             found.shards.append(Shard(uri=uri, fingerprint=_folder_fingerprint(uri)))
@@ -141,11 +147,35 @@ def discover(
             continue
         stamp, size = _stamp(fs, path, uri)
         entry = known.get(uri)
-        sha = entry[-1] if entry and entry[:-1] == stamp else _content_sha256(fs, path)
+        if entry and entry[:-1] == stamp:
+            seen[uri] = [*stamp, entry[-1]]
+            found.shards.append(Shard(uri=uri, fingerprint=entry[-1], size=size))
+        else:
+            pending.append((uri, fs, path, stamp, size))
+            found.shards.append(Shard(uri=uri, fingerprint=None, size=size))  # filled below
+    if pending and before_hashing is not None:
+        before_hashing()
+    hashed = _hash_all([(fs, path) for _, fs, path, _, _ in pending])
+    where = {shard.uri: n for n, shard in enumerate(found.shards)}
+    for (uri, _, _, stamp, size), sha in zip(pending, hashed, strict=True):
         seen[uri] = [*stamp, sha]
-        found.shards.append(Shard(uri=uri, fingerprint=sha, size=size))
+        found.shards[where[uri]] = Shard(uri=uri, fingerprint=sha, size=size)
     _save_memo(memo, known, seen)
     return found
+
+
+#: Files hashed at once: sha256 releases the GIL on large chunks, so a night of new files
+#: (a million sessions: ~7 GB) is hashed on every core instead of one (9.3 s -> see
+#: docs/benchmarks.md, session 7); a few more than the cores keep object-store reads busy.
+HASH_THREADS = min(8, (os.cpu_count() or 1) * 2)
+
+
+def _hash_all(files: list[tuple[Any, str]]) -> list[str]:
+    """``_content_sha256`` of every file, in order (in threads when there are several)."""
+    if len(files) <= 1:
+        return [_content_sha256(fs, path) for fs, path in files]
+    with ThreadPoolExecutor(max_workers=HASH_THREADS, thread_name_prefix="sha256") as pool:
+        return list(pool.map(lambda item: _content_sha256(*item), files))
 
 
 def discover_shards(sources: list[str], memo: Path | None = None, **options: Any) -> list[Shard]:

@@ -249,14 +249,23 @@ def execute(
     bad config, key, source, store or set name fails in about a second, with its message and
     no Prefect output. An unchanged rerun (same shards, config, set, key and code as the set's
     latest version) is answered then too: booting Prefect's temporary API was most of its time.
-    The API boots in the background while the flow's modules import.
+    The API boots in the background while new input files are hashed (once every check has
+    passed) and the flow's modules import.
     """
     # heavy (polars, scikit-learn, Presidio): loaded when a run starts, not for `golden --help`
     from golden_distill.flows.preflight import preflight
     from golden_distill.flows.run_key import unchanged_latest
 
-    try:
-        prepared = preflight(params)
+    booting: list[threading.Thread | None] = []
+
+    def boot() -> None:
+        """Once: quiet Prefect, then boot its API in the background (not in --local)."""
+        if not booting:
+            _quiet_prefect(verbose)
+            booting.append(None if local else _boot_api_in_background())
+
+    try:  # the API boots while the night's new files are hashed (checks passed by then)
+        prepared = preflight(params, before_hashing=boot)
     except StageError as exc:
         return exc
     unchanged = unchanged_latest(prepared)
@@ -266,13 +275,12 @@ def execute(
             "since it was published"
         )
         return unchanged[0], unchanged[1], True, why
-    _quiet_prefect(verbose)
-    booting = None if local else _boot_api_in_background()
+    boot()
     # imported after the API boot started, so the two overlap
     from golden_distill.flows.distill import run_distill
 
-    if booting is not None:
-        booting.join()
+    if booting[0] is not None:
+        booting[0].join()
     display = _Display()
     try:
         with progress.listening(display):

@@ -24,7 +24,6 @@ from golden_distill.flows.tasks.shard import check_same_code
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.work_folder import WorkFolder, work_folder
 from golden_distill.redaction.key_digests import KeyDigests, RunKeys
-from golden_distill.redaction.key_scan import KeyScanner, no_cyclic_gc
 from golden_distill.redaction.keys import PseudonymKey, PseudonymKeyError, resolve_key
 
 #: Folder of the work folder holding each run's merged key digests (named by content).
@@ -107,6 +106,10 @@ def run_key(config: PipelineConfig, expected_key_id: str | None) -> PseudonymKey
 
 
 def _run(job: KeysJob) -> KeysResult:
+    # local: the scanner pulls in Presidio and spaCy (~90 MB), which the flow's process, that
+    # imports this module for the jobs' types, never needs (tests/flows/test_flow_imports.py)
+    from golden_distill.redaction.key_scan import KeyScanner, no_cyclic_gc
+
     check_same_code(job.pipeline_version, job.label)
     started = time.perf_counter()
     scanner = KeyScanner(job.config.redaction, run_key(job.config, job.key_id).secret)

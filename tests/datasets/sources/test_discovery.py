@@ -90,3 +90,22 @@ def test_files_picked_by_modification_time(tmp_path: Path):
     found = discover([str(tmp_path)], since=datetime(2026, 11, 28, tzinfo=UTC),
                      until=datetime(2026, 11, 29, tzinfo=UTC), by_mtime=True)  # fmt: skip
     assert [s.label for s in found.shards] == ["new.jsonl"] and found.skipped_by_mtime == 1
+
+
+def test_new_files_hashed_at_once_keep_their_order_and_digests(tmp_path: Path):
+    import hashlib
+
+    files = []
+    for n in range(7):  # several files: hashed in threads
+        f = tmp_path / f"r{n}.jsonl"
+        f.write_bytes(LINE * (n + 1) * 1000)
+        files.append(f)
+    memo = tmp_path / "work" / "fingerprints.json"
+    mixed = [str(files[3])]
+    discover_shards(mixed, memo=memo)  # one memoised, six hashed now
+    shards = discover_shards([str(f) for f in files], memo=memo)
+    assert [Path(s.uri).name for s in shards] == [f.name for f in files]
+    assert [s.fingerprint for s in shards] == [
+        hashlib.sha256(f.read_bytes()).hexdigest() for f in files
+    ]
+    assert [s.size for s in shards] == [f.stat().st_size for f in files]
