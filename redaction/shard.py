@@ -6,6 +6,11 @@ are analyzed once (the findings cache belongs to this call, not to the redactor,
 see or clear each other's entries and memory stays bounded by one shard) and the analyzer is
 called in batches. The output keeps every field and row order; quarantined cases are left out
 and reported with reason and entity types only.
+
+A table whose keys the run's key digests cover (the flow's: its key pass listed them) is
+redacted in one pass, one batch alive at a time (``collisions.RunCoveredGuard`` decides each
+batch's keys as the table-wide guard would); any other table (``golden redact`` on a canonical
+shard, a key the digests miss) in two: every key first (``CollisionGuard``), then the batches.
 """
 
 from __future__ import annotations
@@ -28,9 +33,9 @@ from golden_distill.redaction.key_digests import PublishedDigests, RunKeys
 from golden_distill.redaction.redactor import STAGE, Redactor, keys_of
 
 DEFAULT_BATCH_CASES = 1_000
-#: Tables up to this many rows keep their scans between the key pass and redaction (the flow
-#: redacts a shard's chosen cases: thousands); larger ones (a whole canonical shard given to
-#: `golden redact`) are scanned twice rather than held in memory.
+#: In two passes, tables up to this many rows keep their scans between the key pass and
+#: redaction; larger ones (a whole canonical shard given to `golden redact`) are scanned twice
+#: rather than held in memory.
 KEEP_SCANS_ROWS = 20_000
 
 _gc_lock = threading.Lock()
