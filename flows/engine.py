@@ -126,6 +126,14 @@ class PrefectEngine:
             self.runners.release()  # free the workers' memory for the global step
         release_memory()  # and this process's: the shard phase's freed heap (results, futures)
 
+    def fresh_workers(self) -> None:
+        """The next phase starts fresh local worker processes (a process pool's are stopped
+        now; threads and Dask workers stay: a cluster is slow to start, its workers are
+        bounded by Dask) and this process trims its heap."""
+        if self.resolved.config.run.task_runner == "process":
+            self.runners.release()
+        release_memory()
+
     def map(self, task: Any, jobs: list[Any], event: str, stage: str) -> tuple[dict, int]:
         """Submit ``task`` for every job, report each as it ends; results by index, hits."""
         resolved = self.resolved
@@ -212,6 +220,9 @@ class LocalEngine:
 
     def release(self) -> None:
         return None
+
+    def fresh_workers(self) -> None:
+        release_memory()
 
     def _cached(self, job: Any) -> Any | None:
         if not job.cache_key:

@@ -47,7 +47,7 @@ def digest_array(digests: Iterable[int]) -> np.ndarray:
     return np.unique(np.fromiter(digests, dtype=np.uint64))
 
 
-def _contains(sorted_digests: np.ndarray, digests: np.ndarray) -> np.ndarray:
+def contains(sorted_digests: np.ndarray, digests: np.ndarray) -> np.ndarray:
     """Per digest: whether it is in ``sorted_digests`` (vectorised binary search)."""
     if not len(sorted_digests) or not len(digests):
         return np.zeros(len(digests), dtype=bool)
@@ -84,12 +84,12 @@ class RunKeys:
         )
 
     def are_originals(self, digests: np.ndarray) -> np.ndarray:
-        return _contains(self.originals, digests)
+        return contains(self.originals, digests)
 
     def is_taken(self, digest: int) -> bool:
         """An original or a base pseudonym of the run: a widening must be neither."""
         d = np.array([digest], dtype=np.uint64)
-        return bool(_contains(self.originals, d)[0] or _contains(self.bases, d)[0])
+        return bool(contains(self.originals, d)[0] or contains(self.bases, d)[0])
 
     @cached_property
     def fingerprint(self) -> str:
@@ -135,7 +135,7 @@ def needs_redo(published: PublishedDigests, run: RunKeys) -> bool:
         return False  # it ran with exactly these digests
 
     def taken(digests: np.ndarray) -> np.ndarray:
-        return run.are_originals(digests) | _contains(run.bases, digests)
+        return run.are_originals(digests) | contains(run.bases, digests)
 
     return bool(
         run.are_originals(published.plain).any()

@@ -6,6 +6,11 @@ are analyzed once (the findings cache belongs to this call, not to the redactor,
 see or clear each other's entries and memory stays bounded by one shard) and the analyzer is
 called in batches. The output keeps every field and row order; quarantined cases are left out
 and reported with reason and entity types only.
+
+A table whose keys the run's key digests cover (the flow's: its key pass listed them) is
+redacted in one pass, one batch alive at a time (``collisions.RunCoveredGuard`` decides each
+batch's keys as the table-wide guard would); any other table (``golden redact`` on a canonical
+shard, a key the digests miss) in two: every key first (``CollisionGuard``), then the batches.
 """
 
 from __future__ import annotations
@@ -22,14 +27,15 @@ import pyarrow as pa
 
 from golden_distill.datasets.quarantine import QuarantineEntry
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
-from golden_distill.redaction.collisions import CollisionGuard
+from golden_distill.redaction.collisions import CollisionGuard, NotCovered, RunCoveredGuard
+from golden_distill.redaction.findings_cache import FindingsCache
 from golden_distill.redaction.key_digests import PublishedDigests, RunKeys
 from golden_distill.redaction.redactor import STAGE, Redactor, keys_of
 
 DEFAULT_BATCH_CASES = 1_000
-#: Tables up to this many rows keep their scans between the key pass and redaction (the flow
-#: redacts a shard's chosen cases: thousands); larger ones (a whole canonical shard given to
-#: `golden redact`) are scanned twice rather than held in memory.
+#: In two passes, tables up to this many rows keep their scans between the key pass and
+#: redaction; larger ones (a whole canonical shard given to `golden redact`) are scanned twice
+#: rather than held in memory.
 KEEP_SCANS_ROWS = 20_000
 
 _gc_lock = threading.Lock()
@@ -132,18 +138,102 @@ def redact_table(
     return done
 
 
+class _Collected:
+    """What a table's batches give: kept rows (as Arrow, one batch at a time: a redacted row
+    as Python objects is ~10x its Arrow size), refusals and counts."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.parts: list[pa.Table] = []
+        self.quarantined: list[QuarantinedCase] = []
+        self.counts: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.inventory: Counter[tuple[str, str, str]] = Counter()
+
+    def add(self, rows: list[dict], results: list) -> None:
+        kept: list[dict] = []
+        for row, result in zip(rows, results, strict=True):
+            self.inventory.update(result.fields)
+            if result.row is not None:
+                self.counts.update(result.counts)
+                kept.append(result.row)
+                continue
+            source = row.get("source") or {}
+            self.reasons[result.reason or "unknown"] += 1
+            self.quarantined.append(
+                QuarantinedCase(
+                    case_id=result.case_id,
+                    reason=result.reason or "unknown",
+                    entity_types=result.entity_types,
+                    uri=source.get("uri"),
+                    position=source.get("position"),
+                    detail=result.detail,
+                )
+            )
+        if kept:
+            self.parts.append(pa.Table.from_pylist(kept, schema=self.schema))
+
+    def result(
+        self, table: pa.Table, redactor: Redactor, guard: CollisionGuard
+    ) -> ShardRedactionResult:
+        out = pa.concat_tables(self.parts).combine_chunks() if self.parts else None
+        return ShardRedactionResult(
+            table=out if out is not None else self.schema.empty_table(),
+            quarantined=self.quarantined,
+            entity_counts=self.counts,
+            reasons=self.reasons,
+            cases_in=table.num_rows,
+            key_id=redactor.key_id,
+            inventory=self.inventory,
+            published_keys=guard.published,
+            uncovered_keys=guard.uncovered,
+        )
+
+
 def _redact_batches(
     table: pa.Table, redactor: Redactor, batch_cases: int, run_keys: RunKeys | None = None
 ) -> ShardRedactionResult:
-    schema = output_schema(table.schema)
-    kept: list[dict] = []
-    quarantined: list[QuarantinedCase] = []
-    counts: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-    inventory: Counter[tuple[str, str, str]] = Counter()
     findings = redactor.findings_cache()  # this call's own: pure per string, dropped on return
-    # every original key of the table first, so no pseudonym equals another original; a
-    # table of chosen cases (the flow's) keeps its scans, a whole canonical shard rescans
+    if run_keys is not None and len(run_keys.originals):
+        try:
+            return _redact_one_pass(table, redactor, batch_cases, run_keys, findings)
+        except NotCovered:
+            pass  # rare: the eager guard decides this table (the findings stand: pure)
+    return _redact_two_pass(table, redactor, batch_cases, run_keys, findings)
+
+
+def _redact_one_pass(
+    table: pa.Table,
+    redactor: Redactor,
+    batch_cases: int,
+    run_keys: RunKeys,
+    findings: FindingsCache,
+) -> ShardRedactionResult:
+    """The flow's case (the run's key digests hold every key of the table): each batch is
+    prepared, its keys decided (``RunCoveredGuard``) and redacted before the next is read, so
+    one batch's rows and scans are alive at a time. Raises ``NotCovered`` (from the guard)
+    when the table needs the eager guard."""
+    guard = RunCoveredGuard(redactor.key.secret, run_keys)
+    out = _Collected(output_schema(table.schema))
+    for batch in table.to_batches(max_chunksize=batch_cases):
+        rows = batch.to_pylist()
+        prepared = redactor.prepare(rows, findings)
+        guard.add(keys_of(prepared))
+        out.add(rows, redactor.redact_many(rows, findings, guard, prepared))
+        del rows, prepared
+    return out.result(table, redactor, guard)
+
+
+def _redact_two_pass(
+    table: pa.Table,
+    redactor: Redactor,
+    batch_cases: int,
+    run_keys: RunKeys | None,
+    findings: FindingsCache,
+) -> ShardRedactionResult:
+    """Every original key of the table first (``CollisionGuard``), so no pseudonym equals
+    another original; then the redaction. A table of chosen cases keeps its scans between the
+    two, a whole canonical shard (``golden redact``) is scanned twice."""
     keep = table.num_rows <= KEEP_SCANS_ROWS
     keys = []
     prepared: list[list] = []
@@ -157,38 +247,12 @@ def _redact_batches(
         del rows
     guard = CollisionGuard(redactor.key.secret, keys, run_keys)
     del keys
+    out = _Collected(output_schema(table.schema))
     for n, batch in enumerate(table.to_batches(max_chunksize=batch_cases)):
         # scans copy what they change (``slots.case_slots``): the batch's rows are as read
         rows = kept_rows[n] or batch.to_pylist()
         results = redactor.redact_many(rows, findings, guard, prepared[n] or None)
         prepared[n] = []
         kept_rows[n] = []
-        for row, result in zip(rows, results, strict=True):
-            inventory.update(result.fields)
-            if result.row is not None:
-                counts.update(result.counts)
-                kept.append(result.row)
-                continue
-            source = row.get("source") or {}
-            reasons[result.reason or "unknown"] += 1
-            quarantined.append(
-                QuarantinedCase(
-                    case_id=result.case_id,
-                    reason=result.reason or "unknown",
-                    entity_types=result.entity_types,
-                    uri=source.get("uri"),
-                    position=source.get("position"),
-                    detail=result.detail,
-                )
-            )
-    return ShardRedactionResult(
-        table=pa.Table.from_pylist(kept, schema=schema),
-        quarantined=quarantined,
-        entity_counts=counts,
-        reasons=reasons,
-        cases_in=table.num_rows,
-        key_id=redactor.key_id,
-        inventory=inventory,
-        published_keys=guard.published,
-        uncovered_keys=guard.uncovered,
-    )
+        out.add(rows, results)
+    return out.result(table, redactor, guard)

@@ -1,0 +1,59 @@
+"""``PrefectEngine.fresh_workers`` (flows/engine.py): between the key pass and redaction a
+process pool's workers are replaced, so the redaction tasks never run in a process that kept
+the key pass's freed heap; a thread runner keeps its threads (nothing to spawn)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pytest
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+
+@dataclass(frozen=True)
+class _Job:
+    index: int
+    cache_key: str | None = None
+
+
+@dataclass(frozen=True)
+class _Ran:
+    index: int
+    pid: int
+    label: str = "job"
+
+
+@task(name="which-process", cache_policy=NO_CACHE)  # each phase runs (same inputs)
+def _which_process(job: _Job) -> _Ran:
+    return _Ran(job.index, os.getpid())
+
+
+@pytest.mark.parametrize("runner", ["process", "thread"])
+def test_the_next_phase_runs_in_fresh_worker_processes(
+    prefect_api, tmp_path, write_config, runner
+) -> None:
+    from golden_distill.flows.engine import PrefectEngine
+    from golden_distill.flows.params import DistillParams
+
+    config = write_config(
+        tmp_path / "config.yaml", "tenant-x", task_runner=runner, max_parallel_shards=2
+    )
+    resolved = DistillParams(config_path=str(config), sources=[str(tmp_path)]).resolve()
+
+    @flow(name="fresh-workers")
+    def two_phases() -> tuple[set[int], set[int]]:
+        with PrefectEngine(resolved) as engine:
+            jobs = [_Job(i) for i in range(4)]
+            first, _ = engine.map(_which_process, jobs, "keys_done", "keys")
+            engine.fresh_workers()
+            second, _ = engine.map(_which_process, jobs, "redact_done", "redact")
+        return {r.pid for r in first.values()}, {r.pid for r in second.values()}
+
+    before, after = two_phases()
+    if runner == "process":
+        assert os.getpid() not in before | after
+        assert before and after and not before & after  # other processes for the next phase
+    else:
+        assert before == after == {os.getpid()}  # threads of the flow's own process
