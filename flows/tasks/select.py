@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -411,26 +411,37 @@ def _from_sources(
     candidates = active.filter(pl.col("candidate")).get_column("case_id")
     dedup = deduplicate_candidates(results, candidates, active, config.dedup, work, folder)
     del candidates
-    clusters = dedup.clusters
+    clusters, seen = dedup.clusters, dedup.seen
+    dedup = replace(dedup, clusters=None, seen=seen.clear())
+    # the whole cluster table goes to its file before the choice, which reads a few of its
+    # columns: the choice's peak (2M sessions: the select worker's) holds neither the other
+    # columns nor the file's write buffers
+    clusters_ref = (
+        None if clusters is None else FrameRef.spill(clusters, work, f"{folder}/clusters.parquet")
+    )
+    last_seen = newest_per_cluster(clusters, seen)
+    del seen
+    if clusters is not None:
+        clusters = clusters.select(CHOICE_CLUSTER_COLUMNS)
     choice = choose_candidates(active, other_counts, clusters, config.funnels, config.dedup, set())
-    del active  # decided now (``choice``): the night's rows are not held twice
-    last_seen = newest_per_cluster(clusters, dedup.seen)
-    quota_rows = choice.chosen.quota_rows
+    del active, clusters  # decided now (``choice``): the night's rows are not held twice
+    chosen = choice.chosen
+    quota_rows = chosen.quota_rows
     assert quota_rows is not None
+    stats = {**dedup.stats, **global_steps.selection_counts(chosen, config, choice.counts)}
+    decisions = FrameRef.spill(chosen.decisions, work, f"{folder}/decisions.parquet")
+    quota_ref = FrameRef.spill(quota_rows, work, f"{folder}/quota_rows.parquet")
+    representatives = chosen.representatives.drop("priority")
+    del choice, chosen, quota_rows  # spilled: only the small frames go back to the flow
     return Selection(
         kept=None,
-        clusters=None
-        if clusters is None
-        else FrameRef.spill(clusters, work, f"{folder}/clusters.parquet"),
-        representatives=choice.chosen.representatives.drop("priority"),
-        stats={
-            **dedup.stats,
-            **global_steps.selection_counts(choice.chosen, config, choice.counts),
-        },
+        clusters=clusters_ref,
+        representatives=representatives,
+        stats=stats,
         last_seen=last_seen,
-        decisions=FrameRef.spill(choice.chosen.decisions, work, f"{folder}/decisions.parquet"),
+        decisions=decisions,
         other_counts=other_counts,
-        quota_rows=FrameRef.spill(quota_rows, work, f"{folder}/quota_rows.parquet"),
+        quota_rows=quota_ref,
         paths=dedup.paths,
     )
 
