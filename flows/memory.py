@@ -35,19 +35,8 @@ _LIBC = _libc()
 
 
 def release_memory() -> None:
-    """Collect garbage, return Arrow's unused pool pages and glibc's free heap to the OS.
-
-    In a worker process (not the flow's own), what survives the collection then leaves the
-    collector's generations (``gc.freeze``): a redact worker's survivors are mostly the
-    findings memo's entries (``redaction/findings_memo.py``: ~100k lists and findings after a
-    few shards), which every later full collection walked again for nothing: 0.1-0.3 s per
-    shard on a quiet machine, 1-3 s under load, at every task's end. Reference counting still
-    frees a frozen object that dies (a dropped memo generation); only a reference cycle formed
-    among frozen objects would wait for the process to end, and pool workers are replaced
-    after ``runners.TASKS_PER_WORKER`` tasks."""
+    """Collect garbage, return Arrow's unused pool pages and glibc's free heap to the OS."""
     gc.collect()
-    if multiprocessing.parent_process() is not None:
-        gc.freeze()
     with suppress(Exception):
         import pyarrow as pa
 
