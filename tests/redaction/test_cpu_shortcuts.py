@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from adversarial import adversarial_corpus
+from case_strings import case_strings
 
 from golden_distill.datasets.ingest import ingest
 from golden_distill.redaction import analyzer as analyzer_module
@@ -28,8 +29,6 @@ from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.recognizers import phone, secrets
 from golden_distill.redaction.redactor import Redactor
-from golden_distill.redaction.slots import case_slots
-from golden_distill.redaction.walker import leaves_and_keys
 from golden_distill.synthetic import generate_corpus
 
 from .conftest import TEST_SECRET
@@ -46,19 +45,6 @@ EDGE_TEXTS = [
 ]
 
 
-def _strings(row: dict[str, Any]) -> list[str]:
-    _, slots, verbatim = case_slots(row)
-    out = [v.text for v in verbatim]
-    for slot, _put in slots:
-        if slot.is_json:
-            leaves, keys = leaves_and_keys(slot.parsed)
-            out.extend(str(v) for _, v in leaves)
-            out.extend(keys)
-        else:
-            out.append(slot.text)
-    return out
-
-
 @pytest.fixture(scope="module")
 def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     from golden_test_data import all_runs_paths
@@ -72,11 +58,11 @@ def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     )
     found: set[str] = set(EDGE_TEXTS)
     for row in table.to_pylist():
-        found.update(s for s in _strings(row) if len(s) < 5000)
+        found.update(s for s in case_strings(row) if len(s) < 5000)
     ingest([str(p) for p in all_runs_paths()[:1]], root / "tau")
     for p in sorted((root / "tau" / "cases").glob("*.parquet")):
         for row in pq.read_table(p).to_pylist()[:40]:
-            found.update(s for s in _strings(row) if len(s) < 5000)
+            found.update(s for s in case_strings(row) if len(s) < 5000)
     return sorted(found)
 
 

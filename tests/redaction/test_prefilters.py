@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from adversarial import adversarial_corpus
+from case_strings import case_strings
 
 from golden_distill.datasets.ingest import ingest
 from golden_distill.redaction.analyzer import TextAnalyzer
@@ -22,8 +23,6 @@ from golden_distill.redaction.normalise import normalise
 from golden_distill.redaction.recognizers import SPECS
 from golden_distill.redaction.recognizers.base import AnyOf, Keywords, fold_case
 from golden_distill.redaction.recognizers.presidio_predefined import SPEC as PREDEFINED
-from golden_distill.redaction.slots import case_slots
-from golden_distill.redaction.walker import leaves_and_keys
 from golden_distill.synthetic import generate_corpus
 
 EDGE_CASES = [
@@ -44,21 +43,6 @@ EDGE_CASES = [
 ]
 
 
-def _strings(table: pa.Table) -> list[str]:
-    out: list[str] = []
-    for row in table.to_pylist():
-        _, slots, verbatim = case_slots(row)
-        out.extend(v.text for v in verbatim)
-        for slot, _put in slots:
-            if slot.is_json:
-                leaves, keys = leaves_and_keys(slot.parsed)
-                out.extend(str(v) for _, v in leaves)
-                out.extend(keys)
-            else:
-                out.append(slot.text)
-    return out
-
-
 @pytest.fixture(scope="module")
 def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     root = tmp_path_factory.mktemp("prefilters")
@@ -68,7 +52,9 @@ def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     table = pa.concat_tables(
         pq.read_table(p) for p in sorted((root / "canon" / "cases").glob("*.parquet"))
     )
-    found = list(dict.fromkeys([*_strings(table), *EDGE_CASES]))
+    found = list(
+        dict.fromkeys([*(x for row in table.to_pylist() for x in case_strings(row)), *EDGE_CASES])
+    )
     forms = [n.text for n in map(normalise, found) if n is not None]
     return list(dict.fromkeys([*found, *forms]))
 
