@@ -196,10 +196,10 @@ def redact_selection(
         run = RunKeys.merge([run, *(keys[i].digests for i in sorted(keys))])
         run_keys_path = save_run_keys(resolved.work, run)
         del keys
-        # fresh redaction workers: a key-pass worker keeps ~0.2 GB of its ~50 shards' rows and
-        # walks (freed, but fragmented) that a redaction task would sit on (2M sessions: 0.46
-        # GB per worker after the key pass against ~0.3 fresh); this also trims the flow's
-        # heap after the digests' merge (only ``run`` stays)
+        # fresh redaction workers: a key-pass worker starts redaction at ~0.47 GB of freed but
+        # fragmented heap (2M sessions); a fresh one starts near 0.1 GB (it still reaches ~0.57
+        # GB after its first shard: docs/benchmarks.md, session 7). Also trims the flow's heap
+        # after the digests' merge (only ``run`` stays).
         engine.fresh_workers()
         jobs = redact_jobs(prepared, chosen, round_no, run_keys_path)
         all_jobs.extend(jobs)

@@ -136,7 +136,7 @@ def discover(
                 f"{display_uri(source)}: no partition exists in the window "
                 f"({_iso(since)} .. {_iso(until)})"
             )
-    pending: list[tuple[str, Any, str, list[Any], int]] = []  # files whose bytes are hashed
+    pending: list[tuple[int, str, Any, str, list[Any], int]] = []  # files to hash, by position
     for uri, whole in dict.fromkeys(uris):
         if whole:
             found.shards.append(Shard(uri=uri, fingerprint=_folder_fingerprint(uri)))
@@ -151,22 +151,22 @@ def discover(
             seen[uri] = [*stamp, entry[-1]]
             found.shards.append(Shard(uri=uri, fingerprint=entry[-1], size=size))
         else:
-            pending.append((uri, fs, path, stamp, size))
+            pending.append((len(found.shards), uri, fs, path, stamp, size))
             found.shards.append(Shard(uri=uri, fingerprint=None, size=size))  # filled below
     if pending and before_hashing is not None:
         before_hashing()
-    hashed = _hash_all([(fs, path) for _, fs, path, _, _ in pending])
-    where = {shard.uri: n for n, shard in enumerate(found.shards)}
-    for (uri, _, _, stamp, size), sha in zip(pending, hashed, strict=True):
+    hashed = _hash_all([(fs, path) for _, _, fs, path, _, _ in pending])
+    for (at, uri, _, _, stamp, size), sha in zip(pending, hashed, strict=True):
         seen[uri] = [*stamp, sha]
-        found.shards[where[uri]] = Shard(uri=uri, fingerprint=sha, size=size)
+        found.shards[at] = Shard(uri=uri, fingerprint=sha, size=size)
     _save_memo(memo, known, seen)
     return found
 
 
 #: Files hashed at once: sha256 releases the GIL on large chunks, so a night of new files
-#: (a million sessions: ~7 GB) is hashed on every core instead of one (9.3 s -> see
-#: docs/benchmarks.md, session 7); a few more than the cores keep object-store reads busy.
+#: (a million sessions: ~7 GB) is hashed on every core instead of one (it took 5-9 s on one
+#: core, before Prefect's API even began to boot); a few more threads than cores keep
+#: object-store reads busy.
 HASH_THREADS = min(8, (os.cpu_count() or 1) * 2)
 
 
