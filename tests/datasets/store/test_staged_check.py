@@ -1,5 +1,5 @@
-"""The replay check of staged case files gives the same result in two processes as in one
-(datasets/store/staged_check.py), failures included and in the same order."""
+"""The replay check of staged case files gives the same result on two cores (this process and
+one helper) as in one (datasets/store/staged_check.py), failures included and in the same order."""
 
 from __future__ import annotations
 
@@ -22,8 +22,18 @@ def test_two_processes_check_like_one(tmp_path, casegen, monkeypatch):
     pq.write_table(table.slice(30), paths[1], row_group_size=4)
     monkeypatch.setattr(staged_check, "UNIT_ROWS", 10)  # several units per file
 
+    pools = []
+
+    class CountingPool(staged_check.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            pools.append(kwargs["max_workers"])
+
+    monkeypatch.setattr(staged_check, "ProcessPoolExecutor", CountingPool)
+
     one, rows_one = check_staged(paths, None, processes=1)
     two, rows_two = check_staged(paths, None, processes=2)
+    assert pools == [1]  # two at once: this process and one helper, not two helpers
     assert rows_one == rows_two == 60
     assert one.failed_case_ids == sorted(c.case_id for c in broken)
     assert two.failures == one.failures  # same failures, same order
