@@ -26,7 +26,7 @@ from golden_distill.flows.bounded import AHEAD_PER_WORKER, completed_bounded, in
 from golden_distill.flows.errors import StageError, describe, retry_if_transient
 from golden_distill.flows.memory import release_after_task, release_memory
 from golden_distill.flows.params import ResolvedRun
-from golden_distill.flows.runners import TASKS_PER_WORKER, ShardRunners, likely_cached
+from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.tasks.publish import PublishJob, PublishOutcome, publish_set
 from golden_distill.flows.tasks.select import Selection, select_cases
 from golden_distill.flows.tasks.shard import outputs_present
@@ -126,14 +126,12 @@ class PrefectEngine:
             self.runners.release()  # free the workers' memory for the global step
         release_memory()  # and this process's: the shard phase's freed heap (results, futures)
 
-    def fresh_workers(self, tasks_per_worker: int = TASKS_PER_WORKER) -> None:
+    def fresh_workers(self) -> None:
         """The next phase starts fresh local worker processes (a process pool's are stopped
         now; threads and Dask workers stay: a cluster is slow to start, its workers are
-        bounded by Dask), each replaced after ``tasks_per_worker`` tasks, and this process
-        trims its heap."""
+        bounded by Dask) and this process trims its heap."""
         if self.resolved.config.run.task_runner == "process":
             self.runners.release()
-            self.runners.tasks_per_worker = tasks_per_worker
         release_memory()
 
     def map(self, task: Any, jobs: list[Any], event: str, stage: str) -> tuple[dict, int]:
@@ -223,7 +221,7 @@ class LocalEngine:
     def release(self) -> None:
         return None
 
-    def fresh_workers(self, tasks_per_worker: int = TASKS_PER_WORKER) -> None:
+    def fresh_workers(self) -> None:
         release_memory()
 
     def _cached(self, job: Any) -> Any | None:

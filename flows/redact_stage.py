@@ -43,13 +43,6 @@ from golden_distill.redaction.key_digests import RunKeys
 #: An engine of flows/engine.py (``PrefectEngine`` or ``LocalEngine``).
 Engine = Any
 
-#: Redaction tasks (of ``REDACT_SHARDS_PER_TASK`` shards each) a pool worker runs before a fresh
-#: process replaces it. A redact worker holds ~0.6 GB after its first task and then keeps ~2.5
-#: MB more per shard (findings memo, caches, a fragmented heap): ~0.75 GB after 100 shards
-#: at 2M sessions, two of them beside the flow and the API. A replacement costs its imports,
-#: Presidio's load and a cold findings memo (~5 s of CPU), so about once per 24 shards.
-REDACT_TASKS_PER_WORKER = 6
-
 
 def chosen_by_shard(
     prepared: Prepared, results: list[ShardResult], ids: pl.Series, done: set[str]
@@ -205,9 +198,9 @@ def redact_selection(
         del keys
         # fresh redaction workers: a key-pass worker starts redaction at ~0.47 GB of freed but
         # fragmented heap (2M sessions); a fresh one starts near 0.1 GB (it still reaches ~0.57
-        # GB after its first shard: docs/benchmarks.md, session 7), each replaced after a few
-        # tasks. Also trims the flow's heap after the digests' merge (only ``run`` stays).
-        engine.fresh_workers(REDACT_TASKS_PER_WORKER)
+        # GB after its first shard: docs/benchmarks.md, session 7). Also trims the flow's heap
+        # after the digests' merge (only ``run`` stays).
+        engine.fresh_workers()
         jobs = redact_jobs(prepared, chosen, round_no, run_keys_path)
         all_jobs.extend(jobs)
         for job in jobs:

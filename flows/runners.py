@@ -129,9 +129,8 @@ def is_process_based(run: FlowConfig) -> bool:
     return run.task_runner in ("process", "dask")
 
 
-def make_shard_runner(run: FlowConfig, tasks_per_worker: int = TASKS_PER_WORKER) -> TaskRunner:
-    """The task runner for shard tasks, as the `run:` config (or --dask-address) asks
-    (``tasks_per_worker``: a process pool's, see ``RecyclingProcessPool``)."""
+def make_shard_runner(run: FlowConfig) -> TaskRunner:
+    """The task runner for shard tasks, as the `run:` config (or --dask-address) asks."""
     if run.task_runner == "dask":
         # optional: Dask (prefect-dask, distributed) only for run.task_runner: dask
         from prefect_dask import DaskTaskRunner
@@ -147,9 +146,7 @@ def make_shard_runner(run: FlowConfig, tasks_per_worker: int = TASKS_PER_WORKER)
             }
         )
     if run.task_runner == "process":
-        return RecyclingProcessPool(
-            max_workers=run.max_parallel_shards, tasks_per_worker=tasks_per_worker
-        )
+        return RecyclingProcessPool(max_workers=run.max_parallel_shards)
     return ThreadPoolTaskRunner(max_workers=run.max_parallel_shards)
 
 
@@ -165,8 +162,6 @@ class ShardRunners:
 
     def __init__(self, run: FlowConfig) -> None:
         self.run = run
-        #: a process pool's bound on tasks per worker process, for the next pool started
-        self.tasks_per_worker = TASKS_PER_WORKER
         self._stack = ExitStack()
         self._heavy_stack = ExitStack()
         self._light: TaskRunner | None = None
@@ -190,8 +185,7 @@ class ShardRunners:
             self._heavy_stack.enter_context(workers_share_api(is_process_based(self.run)))
             # set while the pool's workers spawn (on its first submits), restored on release
             self._heavy_stack.enter_context(child_environment(POOL_WORKER_ENV))
-            runner = make_shard_runner(self.run, self.tasks_per_worker)
-            self._heavy = self._heavy_stack.enter_context(runner)
+            self._heavy = self._heavy_stack.enter_context(make_shard_runner(self.run))
         return self._heavy
 
     @contextmanager

@@ -57,30 +57,3 @@ def test_the_next_phase_runs_in_fresh_worker_processes(
         assert before and after and not before & after  # other processes for the next phase
     else:
         assert before == after == {os.getpid()}  # threads of the flow's own process
-
-
-def test_fresh_workers_are_replaced_after_the_phases_task_bound(
-    prefect_api, tmp_path, write_config
-) -> None:
-    """``fresh_workers(tasks_per_worker=...)`` bounds the next phase's worker processes (the
-    redaction phase: a redact worker's memory grows with the shards it redacted)."""
-    from golden_distill.flows.engine import PrefectEngine
-    from golden_distill.flows.params import DistillParams
-
-    config = write_config(
-        tmp_path / "config.yaml", "tenant-x", task_runner="process", max_parallel_shards=2
-    )
-    resolved = DistillParams(config_path=str(config), sources=[str(tmp_path)]).resolve()
-
-    @flow(name="bounded-workers")
-    def two_phases() -> tuple[list[int], list[int]]:
-        with PrefectEngine(resolved) as engine:
-            jobs = [_Job(i) for i in range(6)]
-            first, _ = engine.map(_which_process, jobs, "keys_done", "keys")
-            engine.fresh_workers(tasks_per_worker=1)
-            second, _ = engine.map(_which_process, jobs, "redact_done", "redact")
-        return [r.pid for r in first.values()], [r.pid for r in second.values()]
-
-    before, after = two_phases()
-    assert len(set(before)) <= 2  # the default bound: two workers run all six tasks
-    assert len(set(after)) == 6  # one task per worker process: each replaced after its task
