@@ -109,8 +109,8 @@ class RunKeys:
     def from_bytes(cls, data: bytes) -> RunKeys:
         with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             return cls(
-                originals=saved["originals"].astype(np.uint64),
-                bases=saved["bases"].astype(np.uint64),
+                originals=saved["originals"].astype(np.uint64, copy=False),
+                bases=saved["bases"].astype(np.uint64, copy=False),
             )
 
 
