@@ -74,8 +74,9 @@ def _nested_repetition(items: list[Any], inside_unbounded: bool) -> bool:
             unbounded = high == sre_constants.MAXREPEAT or high > _BOUNDED_REPEAT
             if _nested_repetition(list(body), inside_unbounded or unbounded):
                 return True
-        elif op == sre_constants.BRANCH:
-            if inside_unbounded or any(_nested_repetition(list(a), False) for a in arg[1]):
+        elif op in (sre_constants.BRANCH, sre_constants.GROUPREF_EXISTS):  # a|b, (?(1)a|b)
+            alternatives = arg[1] if op == sre_constants.BRANCH else [a for a in arg[1:] if a]
+            if inside_unbounded or any(_nested_repetition(list(a), False) for a in alternatives):
                 return True
         elif _nested_repetition(_children(op, arg), inside_unbounded):
             return True

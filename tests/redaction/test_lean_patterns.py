@@ -25,6 +25,8 @@ from golden_distill.redaction.recognizers import SPECS
         r"(?:\w+\s?)+@",
         r"(?:x{2,3}){1,}y",
         r"(?=(?:\d+,)*\d+;)",  # inside an assertion too
+        r"(a)?(?:(?(1)b|c))+",  # a conditional branches like an alternation
+        r"(a)?(?(1)(?:b+)+|c)",  # and its branches are looked into
         r"\p{L}+",  # regex-only syntax: the standard parser cannot judge it, keep the timeout
     ],
 )
