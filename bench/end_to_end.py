@@ -33,6 +33,12 @@ REPO = Path(__file__).resolve().parent.parent
 KEY = "bench-pseudonym-key-0123456789abcdef0123456789abcdef"
 
 
+def memory(size: int) -> str:
+    """A byte count in both units people read "GB" as: GiB (2^30, what this benchmark printed
+    as "GB" before 2026-12-02) and GB (10^9)."""
+    return f"{size / 2**30:.2f} GiB ({size / 1e9:.2f} GB)"
+
+
 def role(proc: psutil.Process, root: int) -> str:
     """What a process of the run's tree is: the flow, Prefect's API, a worker, or other."""
     if proc.pid == root:
@@ -93,10 +99,11 @@ class TreeRss:
         gb = 2**30
         peaks = ", ".join(f"{k} {v / gb:.2f}" for k, v in self.role_peak.items() if v)
         return (
-            f"  peak RSS {self.peak / gb:.2f} GB (process tree; at that moment: {self.detail})\n"
-            f"  per-role peaks (GB): {peaks}; largest single worker {self.one_worker_peak / gb:.2f}"
-            f"\n  flow process: {self.flow_with_workers / gb:.2f} GB while workers run "
-            f"(shards, redact), {self.flow_alone / gb:.2f} GB without (select, dedup, publish)"
+            f"  peak RSS {memory(self.peak)} (process tree; at that moment: {self.detail})\n"
+            f"  per-role peaks (GiB): {peaks}; "
+            f"largest single worker {self.one_worker_peak / gb:.2f}"
+            f"\n  flow process: {self.flow_with_workers / gb:.2f} GiB while workers run "
+            f"(shards, redact), {self.flow_alone / gb:.2f} GiB without (select, dedup, publish)"
         )
 
 
@@ -250,7 +257,7 @@ def main() -> None:
     print(f"records read {read:,}; candidates {cands:,}; published {pub:,}")
     print(
         f"first run:  {first_s:8.1f} s wall  (flow body {flow_s:.1f} s), "
-        f"peak RSS {first_rss / 2**30:.2f} GB"
+        f"peak RSS {memory(first_rss)}"
     )
     for name, sec in sorted(stages.items(), key=lambda kv: -kv[1]):
         print(f"    {name:14s} {sec:8.1f} s  {100 * sec / max(flow_s, 1e-9):5.1f} %")
@@ -262,7 +269,7 @@ def main() -> None:
             print(f"    {name:14s} {sec:8.1f} s  {100 * sec / max(total, 1e-9):5.1f} %")
         red = float(stats.get("redact_task_seconds", 0))
         print(f"    {'redact tasks':14s} {red:8.1f} s  {100 * red / max(total, 1e-9):5.1f} %")
-    print(f"cached rerun: {rerun_s:8.1f} s wall, peak RSS {rerun_rss / 2**30:.2f} GB")
+    print(f"cached rerun: {rerun_s:8.1f} s wall, peak RSS {memory(rerun_rss)}")
     print(
         f"rerun / first run (baseline, same invocation): {rerun_s / first_s:.3f}  (target <= 0.10)"
     )
@@ -318,11 +325,8 @@ def incremental(args, cmd, env, config, store, run_dir) -> None:
         f"{inc.get('new_representatives', 0):,}; joined clusters "
         f"{inc.get('joined_existing_clusters', 0):,}; published {published:,}"
     )
-    gb = 2**30
-    print(
-        f"first run over the night alone (baseline): {first_s:8.1f} s, RSS {first_rss / gb:.2f} GB"
-    )
-    print(f"incremental night onto the set:            {grow_s:8.1f} s, RSS {grow_rss / gb:.2f} GB")
+    print(f"first run over the night alone (baseline): {first_s:8.1f} s, RSS {memory(first_rss)}")
+    print(f"incremental night onto the set:            {grow_s:8.1f} s, RSS {memory(grow_rss)}")
     print(f"incremental / first run: {grow_s / first_s:.2f}  (target <= 1.5)")
     assert unchanged(rerun_out)
     print(
