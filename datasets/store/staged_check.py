@@ -136,4 +136,7 @@ def _shared_with_one_process(
                 done[index] = job.result()
         for index, job in queued:
             done[index] = job.result()
+    missing = [index for index, part in enumerate(done) if part is None]
+    if missing:  # never expected: a unit left unchecked must not pass as checked
+        raise RuntimeError(f"staged check: units {missing} were not checked")
     return [part for part in done if part is not None]
