@@ -3,7 +3,7 @@ whether both write identical outputs.
 
 Takes a kept benchmark run (``bench/end_to_end.py``'s run folder, read only) and redacts the
 chosen cases of N of its shards in sequence in one process per checkout, as a redact worker
-does (``flows.tasks.redact.redact_candidates``: one fresh redactor per shard, the process-wide
+does (``flows.tasks.redact_body.redact_candidates``: one fresh redactor per shard, the process-wide
 findings memo carried over). Both checkouts run at the same time, so they share the machine's
 load; per-shard CPU (``time.process_time``) is printed for each, and the ratio over all shards
 but the first (it also pays the imports and the analyzer's first use) and the last (the faster
@@ -38,8 +38,7 @@ def child(run: Path, start: int, count: int, dump: Path) -> None:
     import pyarrow as pa
 
     from golden_distill.flows.config import load_pipeline_config
-    from golden_distill.flows.tasks.keys import load_run_keys
-    from golden_distill.flows.tasks.redact import redact_candidates
+    from golden_distill.flows.tasks.redact_body import load_run_keys, redact_candidates
     from golden_distill.flows.work_folder import work_folder
 
     cfg = load_pipeline_config(str(run / "config.yaml"))

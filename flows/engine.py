@@ -29,10 +29,13 @@ from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.tasks.publish import PublishJob, PublishOutcome, publish_set
 from golden_distill.flows.tasks.select import Selection, select_cases
-from golden_distill.flows.tasks.shard import outputs_present
+from golden_distill.flows.tasks.task_guards import outputs_present
 
 #: Where the local engine keeps a task's result, inside the task's content-addressed folder.
 RESULT_FILE = "result.pkl"
+#: Stages whose task bodies run through ``in_helper`` (flows/lean_helpers.py): with a local
+#: process pool, their tasks run on the flow's threads and the bodies in lean helpers.
+LEAN_STAGES = frozenset({"redact"})
 
 
 def retry_options(resolved: ResolvedRun) -> dict[str, Any]:
@@ -141,7 +144,8 @@ class PrefectEngine:
         runner = self.runners.pick(
             likely_cached(
                 [job.cache_key for job in jobs], work, resolved.config.run.results_location()
-            )
+            ),
+            lean=stage in LEAN_STAGES,
         )
         results: dict[int, Any] = {}
         cached = counted = 0

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from golden_distill.flows.caching import pipeline_version
+from golden_distill.flows.memory import release_memory
 from golden_distill.flows.preflight import Prepared
 from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardResult
 from golden_distill.flows.tasks.keys import (
@@ -35,8 +36,9 @@ from golden_distill.flows.tasks.redact import (
     redact_cache_key,
     redact_shards,
 )
+from golden_distill.flows.tasks.redact_body import load_run_keys
 from golden_distill.flows.tasks.select import Selection
-from golden_distill.flows.tasks.shard import outputs_present
+from golden_distill.flows.tasks.task_guards import outputs_present
 from golden_distill.flows.work_folder import work_folder
 from golden_distill.redaction.key_digests import RunKeys
 
@@ -183,8 +185,8 @@ def redact_selection(
     done: set[str] = set()
     cached = 0
     all_jobs: list[RedactJob] = []
-    run = RunKeys()
-    run_keys_path = ""
+    work = work_folder(resolved.config)
+    run_keys_path = ""  # the run's merged key digests, read back when needed (not held)
     key_passes: set[str] = set()  # key pass and group cache keys (kept by work-folder pruning)
     for round_no in range(MAX_REDACTION_ROUNDS):
         chosen = chosen_by_shard(prepared, results, selection.new_representative_ids(), done)
@@ -193,14 +195,16 @@ def redact_selection(
         keys_jobs = make_keys_jobs(prepared, chosen, round_no)
         key_passes |= {job.cache_key for job in keys_jobs if job.cache_key}
         keys, _ = engine.map(collect_keys, keys_jobs, "keys_done", "keys")
-        run = RunKeys.merge([run, *(keys[i].digests for i in sorted(keys))])
-        run_keys_path = save_run_keys(resolved.work, run)
-        del keys
-        # fresh redaction workers: a key-pass worker starts redaction at ~0.47 GB of freed but
-        # fragmented heap (2M sessions); a fresh one starts near 0.1 GB (it still reaches ~0.57
-        # GB after its first shard: docs/benchmarks.md, session 7). Also trims the flow's heap
-        # after the digests' merge (only ``run`` stays).
+        # the key-pass workers leave before the merge (their ~0.5 GB each beside the flow's
+        # peak); redaction starts fresh processes: a key-pass worker would start it at ~0.47 GB
+        # of freed but fragmented heap (2M sessions, docs/benchmarks.md, session 7)
         engine.fresh_workers()
+        previous = load_run_keys(work, run_keys_path) or RunKeys()
+        run_keys_path = save_run_keys(
+            resolved.work, RunKeys.merge([previous, *(keys[i].digests for i in sorted(keys))])
+        )
+        del keys, previous
+        release_memory()  # the merge's working memory; the digests stay in their file only
         jobs = redact_jobs(prepared, chosen, round_no, run_keys_path)
         all_jobs.extend(jobs)
         for job in jobs:
@@ -219,6 +223,7 @@ def redact_selection(
             break
     # a task that ran with other key digests (an earlier round's, a cached one's) is redone
     # only if it would now decide differently (redaction/key_digests.py)
+    run = load_run_keys(work, run_keys_path) or RunKeys()
     redo = collision_redo_jobs(all_jobs, redacted, run, run_keys_path)
     if redo:
         logger.info("pseudonym collisions across shards: redoing %d redaction(s)", len(redo))

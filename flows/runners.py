@@ -19,6 +19,7 @@ from typing import Any
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
+from golden_distill.flows.lean_helpers import LeanHelpers
 from golden_distill.flows.memory import EAGER_RELEASE, child_environment
 from golden_distill.flows.run_config import FlowConfig
 from golden_distill.flows.work_folder import WorkFolder
@@ -166,6 +167,7 @@ class ShardRunners:
         self._heavy_stack = ExitStack()
         self._light: TaskRunner | None = None
         self._heavy: TaskRunner | None = None
+        self._helpers: LeanHelpers | None = None
 
     def __enter__(self) -> ShardRunners:
         self._stack.__enter__()
@@ -175,12 +177,25 @@ class ShardRunners:
         self.release()
         return self._stack.__exit__(*exc)  # type: ignore[arg-type]
 
-    def pick(self, likely_cached: bool) -> TaskRunner:
+    def _threads(self) -> TaskRunner:
+        if self._light is None:
+            pool = ThreadPoolTaskRunner(max_workers=self.run.max_parallel_shards)
+            self._light = self._stack.enter_context(pool)
+        return self._light
+
+    def pick(self, likely_cached: bool, lean: bool = False) -> TaskRunner:
+        """The runner of a phase. ``lean``: its tasks hand their bodies to ``in_helper``
+        (flows/lean_helpers.py); with a local process pool they then run on this process's
+        threads, and their bodies in lean helper processes started here (no Prefect in them)."""
         if likely_cached or self.run.task_runner == "thread":
-            if self._light is None:
-                pool = ThreadPoolTaskRunner(max_workers=self.run.max_parallel_shards)
-                self._light = self._stack.enter_context(pool)
-            return self._light
+            return self._threads()
+        if lean and self.run.task_runner == "process":
+            if self._helpers is None:
+                self._heavy_stack.enter_context(workers_share_api(True))  # a key's Secret block
+                self._heavy_stack.enter_context(child_environment(POOL_WORKER_ENV))
+                helpers = LeanHelpers(self.run.max_parallel_shards)
+                self._helpers = self._heavy_stack.enter_context(helpers)
+            return self._threads()
         if self._heavy is None:
             self._heavy_stack.enter_context(workers_share_api(is_process_based(self.run)))
             # set while the pool's workers spawn (on its first submits), restored on release
@@ -205,6 +220,7 @@ class ShardRunners:
         self._heavy_stack.close()
         self._heavy_stack = ExitStack()
         self._heavy = None
+        self._helpers = None
 
 
 def likely_cached(keys: list[str | None], work: WorkFolder, results: str) -> bool:

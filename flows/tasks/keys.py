@@ -20,11 +20,10 @@ from prefect import task
 
 from golden_distill.flows.caching import job_cache_key
 from golden_distill.flows.config import PipelineConfig
-from golden_distill.flows.tasks.shard import check_same_code
+from golden_distill.flows.tasks.task_guards import check_same_code, run_key
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.work_folder import WorkFolder, work_folder
 from golden_distill.redaction.key_digests import KeyDigests, RunKeys
-from golden_distill.redaction.keys import PseudonymKey, PseudonymKeyError, resolve_key
 
 #: Folder of the work folder holding each run's merged key digests (named by content).
 RUN_KEYS_FOLDER = "run-keys"
@@ -92,19 +91,6 @@ def group_parts(parts: list[KeysPart], workers: int) -> list[tuple[KeysPart, ...
     return [tuple(sorted(g, key=lambda p: p.label)) for g in groups if g]
 
 
-def run_key(config: PipelineConfig, expected_key_id: str | None) -> PseudonymKey:
-    """This worker's pseudonym key, refused unless it is the run's: a worker with another key
-    would publish pseudonyms (or list digests) inconsistent with the rest. Ids only in the
-    message (never key material)."""
-    red = config.redaction
-    key = resolve_key(secret_block=red.key_secret_block, local_key_file=red.local_key_file).key
-    if expected_key_id is not None and key.key_id != expected_key_id:
-        raise PseudonymKeyError(
-            f"this worker's pseudonym key is {key.key_id}, the run's is {expected_key_id}"
-        )
-    return key
-
-
 def _run(job: KeysJob) -> KeysResult:
     # local: the scanner pulls in Presidio and spaCy (~90 MB), which the flow's process, that
     # imports this module for the jobs' types, never needs (tests/flows/test_flow_imports.py)
@@ -158,10 +144,6 @@ def save_run_keys(work: WorkFolder, run: RunKeys) -> str:
         if work.is_local:  # keyed digests, not raw keys: private all the same
             work.make_private(Path(location).parent, [Path(location)])
     return location
-
-
-def load_run_keys(work: WorkFolder, location: str | None) -> RunKeys | None:
-    return RunKeys.from_bytes(work.read_bytes(location)) if location else None
 
 
 def prune_run_keys(work: WorkFolder, keep: set[str]) -> int:

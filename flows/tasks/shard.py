@@ -25,25 +25,13 @@ from golden_distill.datasets.quarantine import read_quarantine
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.filters.dedup.signature import signatures
 from golden_distill.filters.runner import needs_rescore, permissive_figures, score_cases
-from golden_distill.flows.caching import job_cache_key, pipeline_version
+from golden_distill.flows.caching import job_cache_key
 from golden_distill.flows.config import PipelineConfig
-from golden_distill.flows.errors import StageError
 from golden_distill.flows.memory import freeze_loaded_objects
 from golden_distill.flows.tasks.jobs import ShardJob, ShardResult
+from golden_distill.flows.tasks.task_guards import check_same_code
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
-
-
-def check_same_code(expected: str, label: str) -> None:
-    """A worker (Dask, process pool) running other code than the flow would file its results
-    under the wrong cache key and mix two pipeline versions in one golden set."""
-    here = pipeline_version()
-    if expected and here != expected:
-        raise StageError(
-            "shard",
-            f"shard {label}: this worker runs pipeline {here}, the flow {expected}; "
-            "deploy the same code to every worker",
-        )
 
 
 def read_shard(job: ShardJob, canonical_dir: Path) -> tuple[pa.Table, dict[str, Any]]:
@@ -197,11 +185,3 @@ def _process(job: ShardJob, work: WorkFolder, stage: Staged) -> ShardResult:
 def process_shard(job: ShardJob) -> ShardResult:
     """Read one shard, score every funnel, sign the candidates; return file paths and counts."""
     return _run(job)
-
-
-def outputs_present(result: Any, work: WorkFolder) -> bool:
-    """A cached result is only usable while the files it names still exist."""
-    names = ("candidates_path", "quarantine_path", "decisions_path", "signatures_path",
-             "redacted_path")  # fmt: skip
-    paths = [getattr(result, n) for n in names if getattr(result, n, None)]
-    return all(work.exists(p) for p in paths)

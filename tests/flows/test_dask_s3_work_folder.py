@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from s3_server import s3_endpoint  # noqa: F401 - the session's S3 server (a fixture)
 
-from golden_distill.flows.tasks.redact import RESULT_FILE
+from golden_distill.flows.tasks.redact_body import RESULT_FILE
 
 pytestmark = [pytest.mark.slow, pytest.mark.s3]
 

@@ -1,6 +1,8 @@
 """``PrefectEngine.fresh_workers`` (flows/engine.py): between the key pass and redaction a
-process pool's workers are replaced, so the redaction tasks never run in a process that kept
-the key pass's freed heap; a thread runner keeps its threads (nothing to spawn)."""
+process pool's workers are replaced, so the redaction never runs in a process that kept the key
+pass's freed heap; a thread runner keeps its threads (nothing to spawn). Redaction is a lean
+stage (``engine.LEAN_STAGES``): with a process pool its tasks run on the flow's threads and
+their bodies in lean helper processes (flows/lean_helpers.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from dataclasses import dataclass
 import pytest
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+
+from golden_distill.flows.lean_helpers import in_helper
 
 
 @dataclass(frozen=True)
@@ -25,8 +29,17 @@ class _Ran:
     label: str = "job"
 
 
+def _body(job: _Job) -> _Ran:
+    return _Ran(job.index, os.getpid())
+
+
 @task(name="which-process", cache_policy=NO_CACHE)  # each phase runs (same inputs)
 def _which_process(job: _Job) -> _Ran:
+    return in_helper(_body, job)
+
+
+@task(name="which-thread", cache_policy=NO_CACHE)
+def _task_process(job: _Job) -> _Ran:
     return _Ran(job.index, os.getpid())
 
 
@@ -43,17 +56,20 @@ def test_the_next_phase_runs_in_fresh_worker_processes(
     resolved = DistillParams(config_path=str(config), sources=[str(tmp_path)]).resolve()
 
     @flow(name="fresh-workers")
-    def two_phases() -> tuple[set[int], set[int]]:
+    def two_phases() -> tuple[set[int], set[int], set[int]]:
         with PrefectEngine(resolved) as engine:
             jobs = [_Job(i) for i in range(4)]
             first, _ = engine.map(_which_process, jobs, "keys_done", "keys")
             engine.fresh_workers()
             second, _ = engine.map(_which_process, jobs, "redact_done", "redact")
-        return {r.pid for r in first.values()}, {r.pid for r in second.values()}
+            tasks, _ = engine.map(_task_process, jobs, "redact_done", "redact")
+        pids = [{r.pid for r in phase.values()} for phase in (first, second, tasks)]
+        return pids[0], pids[1], pids[2]
 
-    before, after = two_phases()
+    before, after, redact_tasks = two_phases()
     if runner == "process":
         assert os.getpid() not in before | after
         assert before and after and not before & after  # other processes for the next phase
+        assert redact_tasks == {os.getpid()}  # a lean stage's tasks: the flow's threads
     else:
-        assert before == after == {os.getpid()}  # threads of the flow's own process
+        assert before == after == redact_tasks == {os.getpid()}  # the flow's own threads

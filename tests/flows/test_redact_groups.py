@@ -16,7 +16,7 @@ import pytest
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.redact_stage import chosen_by_shard, redact_jobs
-from golden_distill.flows.tasks import redact
+from golden_distill.flows.tasks import redact, redact_body
 from golden_distill.flows.tasks.jobs import RedactJob, ShardResult
 from golden_distill.flows.tasks.redact import (
     REDACT_SHARDS_PER_TASK,
@@ -98,8 +98,10 @@ def test_a_shard_already_redacted_is_taken_from_its_folder(
     shards = [_shard(tmp_path, n) for n in range(2)]
     monkeypatch.setattr(redact, "SINGLE_SHARD_TASKS_PER_WORKER", 0)  # both shards in one task
     calls: list[str] = []
-    real = redact._redact
-    monkeypatch.setattr(redact, "_redact", lambda job, *a: calls.append(job.label) or real(job, *a))
+    real = redact_body._redact
+    monkeypatch.setattr(
+        redact_body, "_redact", lambda job, *a: calls.append(job.label) or real(job, *a)
+    )
 
     def run(ids: list[str]) -> list:
         chosen = chosen_by_shard(prepared, shards, pl.Series(ids, dtype=pl.String), set())

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pyarrow as pa
 
 from golden_distill.datasets.schema import CASE_SCHEMA, GOLDEN_SCHEMA
-from golden_distill.flows.tasks.redact import to_golden
+from golden_distill.flows.tasks.redact_body import to_golden
 from golden_distill.flows.tasks.shard import apply_window
 
 
