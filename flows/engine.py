@@ -35,7 +35,7 @@ from golden_distill.flows.tasks.task_guards import outputs_present
 RESULT_FILE = "result.pkl"
 #: Stages whose task bodies run through ``in_helper`` (flows/lean_helpers.py): with a local
 #: process pool, their tasks run on the flow's threads and the bodies in lean helpers.
-LEAN_STAGES = frozenset({"redact"})
+LEAN_STAGES = frozenset({"keys", "redact"})
 
 
 def retry_options(resolved: ResolvedRun) -> dict[str, Any]:

@@ -21,10 +21,8 @@ import polars as pl
 from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.memory import release_memory
 from golden_distill.flows.preflight import Prepared
-from golden_distill.flows.tasks.jobs import RedactJob, RedactResult, ShardResult
+from golden_distill.flows.tasks.jobs import KeysJob, KeysPart, RedactJob, RedactResult, ShardResult
 from golden_distill.flows.tasks.keys import (
-    KeysJob,
-    KeysPart,
     collect_keys,
     group_parts,
     keys_cache_key,

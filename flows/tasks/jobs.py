@@ -15,7 +15,7 @@ from typing import Any
 
 from golden_distill.datasets.sources.discovery import Shard
 from golden_distill.flows.config import PipelineConfig
-from golden_distill.redaction.key_digests import PublishedDigests
+from golden_distill.redaction.key_digests import KeyDigests, PublishedDigests
 
 
 @dataclass(frozen=True)
@@ -113,3 +113,37 @@ class RedactGroupResult:
     def stats(self) -> dict[str, Any]:
         """What the progress line counts: the group's redacted cases."""
         return {"redacted": sum(int(r.stats.get("redacted", 0)) for r in self.results)}
+
+
+@dataclass(frozen=True)
+class KeysPart:
+    """One shard's chosen cases."""
+
+    label: str
+    candidates_path: str  # the shard's unredacted candidates (work dir)
+    case_ids: tuple[str, ...]  # chosen cases of this shard, sorted
+    cache_key: str | None  # the shard's redaction key (shard, chosen ids, key id)
+
+
+@dataclass(frozen=True)
+class KeysJob:
+    """List the original keys of the chosen cases of a few shards."""
+
+    index: int
+    label: str
+    parts: tuple[KeysPart, ...]
+    config: PipelineConfig
+    out_dir: str  # only holds the local engine's cached result
+    cache_key: str | None
+    key_id: str | None = None
+    pipeline_version: str = ""
+
+
+@dataclass
+class KeysResult:
+    index: int
+    label: str
+    cache_key: str | None
+    digests: KeyDigests  # keyed digests only: no raw key leaves the task
+    cases: int = 0
+    seconds: float = 0.0

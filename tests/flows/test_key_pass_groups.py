@@ -4,12 +4,8 @@ cases, and a group's cache key changes when any of its shards' chosen cases chan
 
 from __future__ import annotations
 
-from golden_distill.flows.tasks.keys import (
-    KEY_PASS_TASKS_PER_WORKER,
-    KeysPart,
-    group_parts,
-    keys_cache_key,
-)
+from golden_distill.flows.tasks.jobs import KeysPart
+from golden_distill.flows.tasks.keys import KEY_PASS_TASKS_PER_WORKER, group_parts, keys_cache_key
 
 
 def _part(n: int, cases: int) -> KeysPart:

@@ -1,0 +1,51 @@
+"""What a key-pass task does, importable without Prefect: read the chosen cases of a few shards
+and list the keyed digests of their original keys and base pseudonyms (flows/tasks/keys.py).
+With a local process pool it runs in lean helper processes (``flows/lean_helpers.py``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import polars as pl
+
+from golden_distill.flows.tasks.jobs import KeysJob, KeysPart, KeysResult
+from golden_distill.flows.tasks.task_guards import check_same_code, run_key
+from golden_distill.flows.timing import StageClock
+from golden_distill.flows.work_folder import work_folder
+from golden_distill.redaction.key_digests import KeyDigests, RunKeys
+
+
+def collect_digests(job: KeysJob) -> KeysResult:
+    """Keyed digests of the original keys of a few shards' chosen cases (no raw key leaves)."""
+    # local: the scanner pulls in Presidio and spaCy (~90 MB), which the flow's process, that
+    # imports this module for the jobs' types, never needs (tests/flows/test_flow_imports.py)
+    from golden_distill.redaction.key_scan import KeyScanner, no_cyclic_gc
+
+    check_same_code(job.pipeline_version, job.label)
+    started = time.perf_counter()
+    scanner = KeyScanner(job.config.redaction, run_key(job.config, job.key_id).secret)
+    work = work_folder(job.config)
+    clock = StageClock(where=job.label)
+
+    def chosen(part: KeysPart) -> list[dict]:  # rows as the redaction task sees them
+        ids = pl.Series(list(part.case_ids), dtype=pl.String)
+        frame = work.scan_frame(part.candidates_path).filter(pl.col("case_id").is_in(ids.implode()))
+        return frame.collect().to_arrow().to_pylist()
+
+    found: list[KeyDigests] = []
+    cases = 0
+    for part in job.parts:
+        with no_cyclic_gc():  # a shard's rows: many containers, none garbage (key_scan.py)
+            rows = clock.call("keys", chosen, part)
+            found.append(clock.call("keys", scanner.digests, rows))
+        cases += len(rows)
+    merged = RunKeys.merge(found)
+    return KeysResult(
+        index=job.index,
+        label=job.label,
+        cache_key=job.cache_key,
+        digests=KeyDigests(originals=merged.originals, bases=merged.bases),
+        cases=cases,
+        seconds=time.perf_counter() - started,
+    )
