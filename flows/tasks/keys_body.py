@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import time
 
-import polars as pl
-
 from golden_distill.flows.tasks.jobs import KeysJob, KeysPart, KeysResult
 from golden_distill.flows.tasks.task_guards import check_same_code, run_key
 from golden_distill.flows.timing import StageClock
@@ -29,9 +27,7 @@ def collect_digests(job: KeysJob) -> KeysResult:
     clock = StageClock(where=job.label)
 
     def chosen(part: KeysPart) -> list[dict]:  # rows as the redaction task sees them
-        ids = pl.Series(list(part.case_ids), dtype=pl.String)
-        frame = work.scan_frame(part.candidates_path).filter(pl.col("case_id").is_in(ids.implode()))
-        return frame.collect().to_arrow().to_pylist()
+        return work.read_cases(part.candidates_path, part.case_ids).to_pylist()
 
     found: list[KeyDigests] = []
     cases = 0

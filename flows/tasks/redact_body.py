@@ -15,7 +15,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -126,16 +125,7 @@ def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
     started = time.perf_counter()
     out = stage.path
     timed = StageClock(where=job.label).call
-    ids = pl.Series(list(job.case_ids), dtype=pl.String)
-    chosen = timed(
-        "redact",
-        lambda: (
-            work.scan_frame(job.candidates_path)
-            .filter(pl.col("case_id").is_in(ids.implode()))
-            .collect()
-            .to_arrow()
-        ),
-    )
+    chosen = timed("redact", work.read_cases, job.candidates_path, job.case_ids)
     quarantine_path = out / "quarantine.jsonl"
     quarantine_path.touch(mode=0o600)  # present even when empty: cached results check files
     work.make_private(out, [quarantine_path], stop_at=out.parent)

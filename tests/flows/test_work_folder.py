@@ -171,3 +171,28 @@ def test_a_run_on_a_url_work_folder_publishes_what_a_local_folder_run_does(
     assert run_distill(params, local=True) == by_url
     done = shard_events(events)
     assert done and all(d["cached"] for d in done)
+
+
+@pytest.mark.parametrize("where", ["local", "remote"])
+def test_read_cases_returns_the_asked_rows_as_polars_reads_them(
+    tmp_path: Path, remote: WorkFolder, where: str
+):
+    import polars as pl
+
+    rows = pa.table(
+        {
+            "case_id": pa.array([f"c{i}" for i in range(50)], pa.large_string()),
+            "steps": pa.array([[{"name": f"t{i}", "seq": i}] for i in range(50)]),
+            "score": pa.array([i / 3 for i in range(50)]),
+        }
+    )
+    work = remote if where == "remote" else WorkFolder(tmp_path)
+    location = work.join("shards", "s1", "candidates.parquet")
+    with work.staged(work.parent(location)) as stage:
+        pq.write_table(rows, stage.path / "candidates.parquet")
+    wanted = ("c7", "c3", "c42", "absent")
+    got = work.read_cases(location, wanted)
+    ids = pl.Series(list(wanted), dtype=pl.String)
+    polars = work.scan_frame(location).filter(pl.col("case_id").is_in(ids.implode())).collect()
+    assert got.column("case_id").to_pylist() == ["c3", "c7", "c42"]  # file order
+    assert got.to_pylist() == polars.to_arrow().to_pylist()
