@@ -17,7 +17,7 @@ from golden_distill.redaction.key_digests import KeyDigests, RunKeys
 def collect_digests(job: KeysJob) -> KeysResult:
     """Keyed digests of the original keys of a few shards' chosen cases (no raw key leaves)."""
     # local: the scanner pulls in Presidio and spaCy (~90 MB), which the flow's process, that
-    # imports this module for the jobs' types, never needs (tests/flows/test_flow_imports.py)
+    # imports this module (through flows/tasks/keys.py), never needs (test_flow_imports.py)
     from golden_distill.redaction.key_scan import KeyScanner, no_cyclic_gc
 
     check_same_code(job.pipeline_version, job.label)
