@@ -196,3 +196,13 @@ def test_read_cases_returns_the_asked_rows_as_polars_reads_them(
     polars = work.scan_frame(location).filter(pl.col("case_id").is_in(ids.implode())).collect()
     assert got.column("case_id").to_pylist() == ["c3", "c7", "c42"]  # file order
     assert got.to_pylist() == polars.to_arrow().to_pylist()
+
+
+def test_read_cases_of_a_damaged_file_raises_instead_of_returning_fewer_rows(tmp_path: Path):
+    work = WorkFolder(tmp_path)
+    location = str(tmp_path / "candidates.parquet")
+    pq.write_table(pa.table({"case_id": [f"c{i}" for i in range(20)]}), location)
+    data = Path(location).read_bytes()
+    Path(location).write_bytes(data[: len(data) // 2])  # cut short, as a crashed copy would be
+    with pytest.raises(pa.ArrowInvalid):
+        work.read_cases(location, ("c1", "c2"))
