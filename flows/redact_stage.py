@@ -183,7 +183,7 @@ def redact_selection(
     done: set[str] = set()
     cached = 0
     all_jobs: list[RedactJob] = []
-    work = work_folder(resolved.config)
+    work = resolved.work
     run_keys_path = ""  # the run's merged key digests, read back when needed (not held)
     key_passes: set[str] = set()  # key pass and group cache keys (kept by work-folder pruning)
     for round_no in range(MAX_REDACTION_ROUNDS):
@@ -199,7 +199,7 @@ def redact_selection(
         engine.fresh_workers()
         previous = load_run_keys(work, run_keys_path) or RunKeys()
         run_keys_path = save_run_keys(
-            resolved.work, RunKeys.merge([previous, *(keys[i].digests for i in sorted(keys))])
+            work, RunKeys.merge([previous, *(keys[i].digests for i in sorted(keys))])
         )
         del keys, previous
         release_memory()  # the merge's working memory; the digests stay in their file only
