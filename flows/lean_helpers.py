@@ -23,19 +23,35 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from golden_distill.flows.memory import release_memory
+from golden_distill.flows.memory import fix_mmap_threshold, release_memory
+from golden_distill.redaction.process_caches import forget_values
 
 T = TypeVar("T")
 
 _active: LeanHelpers | None = None
 
 
+#: Blocks from this size up get their own mapping in a helper (``fix_mmap_threshold``): a task's
+#: large buffers (the run's key digests, ~32 MB at 2M sessions, read by every redaction task)
+#: then leave with it instead of pinning the heap. Over 40 shards of the 2M run a helper peaked
+#: at 0.62 instead of 0.66 GB for the same CPU (docs/benchmarks.md, session 10).
+HELPER_MMAP_THRESHOLD = 1 << 20
+
+
+def _started() -> None:
+    """A helper's first step, before any call."""
+    fix_mmap_threshold(HELPER_MMAP_THRESHOLD)
+
+
 def _call_then_release(fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     """In the helper: the body, then its memory given back before the next call (what
-    ``release_after_task`` does for a Prefect worker)."""
+    ``release_after_task`` does for a Prefect worker). The caches holding values the body saw
+    are emptied first (``redaction/process_caches.py``): no value outlives its call, and the
+    pages they would pin are returned."""
     try:
         return fn(*args)
     finally:
+        forget_values()
         release_memory()
 
 
@@ -52,7 +68,9 @@ class LeanHelpers:
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
+                    max_workers=self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_started,
                 )
             return self._pool
 

@@ -45,6 +45,20 @@ def release_memory() -> None:
         _LIBC.malloc_trim(0)
 
 
+#: glibc's ``mallopt`` parameter for the mmap threshold (malloc.h).
+_M_MMAP_THRESHOLD = -3
+
+
+def fix_mmap_threshold(size: int) -> bool:
+    """Serve every allocation of ``size`` bytes or more from its own mapping, returned to the
+    system when freed. glibc otherwise raises the threshold to the largest block freed so far
+    (up to 32 MB), after which a task's large buffers come from the heap and pin it between
+    tasks. False where there is no glibc."""
+    if _LIBC is None or not hasattr(_LIBC, "mallopt"):
+        return False
+    return bool(_LIBC.mallopt(_M_MMAP_THRESHOLD, size))
+
+
 def release_after_task(task: Any, task_run: Any, state: Any) -> None:
     """A Prefect task hook (on_completion / on_failure): runs in the process that ran the task,
     so a pool or Dask worker gives back what the task used before it takes the next one."""

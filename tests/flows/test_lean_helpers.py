@@ -5,6 +5,8 @@ import this module to find the bodies."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import sys
 from concurrent.futures.process import BrokenProcessPool
@@ -21,6 +23,40 @@ def _where() -> tuple[int, bool, bool]:
     import golden_distill.flows.tasks.redact_body  # noqa: F401  (what redaction helpers import)
 
     return os.getpid(), before, "prefect" in sys.modules
+
+
+def _tokens_cached_then_add(value: str) -> tuple[int, int]:
+    """(pid, pseudonymised values this process had cached before this call), then one more."""
+    from golden_distill.redaction.pseudonym import value_token
+
+    before = value_token.cache_info().currsize
+    value_token(value, "PERSON", b"k" * 32)
+    return os.getpid(), before
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [  # glibc's struct mallinfo2, in its order
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd",
+            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
+        )
+    ]  # fmt: skip
+
+
+def _mapped_bytes_of_a_block_after_a_larger_one() -> int:
+    """Bytes glibc serves from their own mappings for a 2 MB block, right after a 20 MB block
+    was freed (which raises glibc's default, dynamic threshold to 20 MB: the 2 MB then come
+    from the heap)."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    libc.mallinfo2.restype = _MallInfo2
+    larger = bytearray(20_000_000)
+    del larger
+    before = libc.mallinfo2().hblkhd
+    block = bytearray(2_000_000)
+    mapped = libc.mallinfo2().hblkhd - before
+    del block
+    return mapped
 
 
 def _fail() -> None:
@@ -64,3 +100,28 @@ def test_a_dead_helper_fails_its_call_and_the_next_call_gets_a_new_pool() -> Non
 def test_one_pool_at_a_time() -> None:
     with LeanHelpers(1), pytest.raises(RuntimeError, match="already active"), LeanHelpers(1):
         pass
+
+
+def test_no_value_a_call_saw_is_cached_for_the_next() -> None:
+    """The helper empties the caches of values after each call (redaction/process_caches.py):
+    the second call on the same helper finds none of the first call's values."""
+    with LeanHelpers(1):
+        first_pid, _ = in_helper(_tokens_cached_then_add, "Marta Quenby")
+        second_pid, cached = in_helper(_tokens_cached_then_add, "Ada Byron")
+    assert first_pid == second_pid != os.getpid()
+    assert cached == 0
+    _, here = in_helper(_tokens_cached_then_add, "Marta Quenby")  # no pool: in this process,
+    _, again = in_helper(_tokens_cached_then_add, "Ada Byron")  # where caches are kept
+    assert again == here + 1
+
+
+@pytest.mark.skipif(
+    not hasattr(ctypes.CDLL(ctypes.util.find_library("c")), "mallinfo2"), reason="glibc only"
+)
+def test_a_helper_maps_large_blocks_whatever_it_freed_before() -> None:
+    """A helper fixes glibc's mmap threshold (flows/memory.py ``fix_mmap_threshold``), so a
+    task's large buffers go back to the system when freed; this process keeps the default."""
+    with LeanHelpers(1):
+        in_helper_mapped = in_helper(_mapped_bytes_of_a_block_after_a_larger_one)
+    assert in_helper_mapped >= 2_000_000
+    assert _mapped_bytes_of_a_block_after_a_larger_one() == 0
