@@ -33,6 +33,7 @@ from golden_distill.flows.timing import StageClock
 from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
 from golden_distill.redaction.inventory import to_nested
 from golden_distill.redaction.key_digests import PublishedDigests, RunKeys
+from golden_distill.redaction.process_caches import forget_values
 
 
 def to_golden(table: pa.Table) -> pa.Table:
@@ -159,7 +160,8 @@ def redact_group(job: RedactGroupJob) -> RedactGroupResult:
     """A few shards' chosen cases, one after the other, each as a one-shard task would."""
     results = []
     for n, member in enumerate(job.jobs):
-        if n:
-            release_memory()  # what a task's end gives back (flows/memory.py), between shards
+        if n:  # what a task's end does, between shards: no value a shard saw is kept for the
+            forget_values()  # next (redaction/process_caches.py), and memory is given back
+            release_memory()
         results.append(redact_one(member))
     return RedactGroupResult(job.index, job.label, job.cache_key, results)

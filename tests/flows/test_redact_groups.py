@@ -122,6 +122,40 @@ def test_a_shard_already_redacted_is_taken_from_its_folder(
     assert calls == ["shard-0", "shard-1", "shard-1", "shard-0"]
 
 
+def _cached_values() -> int:
+    from golden_distill.redaction.pseudonym import key_pseudonym, value_token
+
+    return key_pseudonym.cache_info().currsize + value_token.cache_info().currsize
+
+
+def test_a_shard_of_a_group_starts_with_no_value_the_shard_before_saw(
+    tmp_path: Path, pseudonym_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the shards of one task, the caches of values are emptied
+    (redaction/process_caches.py), as at the end of a task."""
+    config = PipelineConfig.model_validate({"run": {"work_dir": str(tmp_path)}})
+    prepared = SimpleNamespace(resolved=SimpleNamespace(config=config), key_id=None)
+    shards = [_shard(tmp_path, n) for n in range(2)]
+    monkeypatch.setattr(redact, "SINGLE_SHARD_TASKS_PER_WORKER", 0)
+    seen: list[tuple[str, int, int]] = []  # (shard, cached values at its start, at its end)
+    real = redact_body._redact
+
+    def counting(job, *a):
+        start = _cached_values()
+        out = real(job, *a)
+        seen.append((job.label, start, _cached_values()))
+        return out
+
+    monkeypatch.setattr(redact_body, "_redact", counting)
+    chosen = chosen_by_shard(prepared, shards, pl.Series(["c_0_0", "c_1_0"]), set())
+    (group,) = group_redact_jobs(redact_jobs(prepared, chosen, 0, ""), workers=2)
+    redact_shards.fn(group)
+    (first, first_start, first_end), (second, second_start, _) = seen
+    assert (first, second) == ("shard-0", "shard-1")
+    assert first_end > first_start  # shard 0 cached pseudonyms of its tenant ids ...
+    assert second_start == 0  # ... and shard 1 started without them
+
+
 @pytest.mark.slow
 def test_grouped_redaction_publishes_what_one_shard_per_task_publishes(
     prefect_api, pseudonym_key, corpus, tmp_path, events, shard_events, write_config, monkeypatch
