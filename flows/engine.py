@@ -137,8 +137,12 @@ class PrefectEngine:
             self.runners.release()
         release_memory()
 
-    def map(self, task: Any, jobs: list[Any], event: str, stage: str) -> tuple[dict, int]:
-        """Submit ``task`` for every job, report each as it ends; results by index, hits."""
+    def map(
+        self, task: Any, jobs: list[Any], event: str, stage: str, parallel: int | None = None
+    ) -> tuple[dict, int]:
+        """Submit ``task`` for every job, report each as it ends; results by index, hits.
+        ``parallel``: at most this many tasks at once (a lean stage then starts no more helper
+        processes than that), else as many as the runner has workers."""
         resolved = self.resolved
         work = resolved.work
         runner = self.runners.pick(
@@ -152,6 +156,8 @@ class PrefectEngine:
         storage = self._storage()
         submitted = _with_retries(task, resolved, storage=storage)
         limit = in_flight_limit(resolved.config.run)  # the flow holds a few calls, not all
+        if parallel is not None:
+            limit = min(limit or parallel, parallel)
 
         def submit(job: Any) -> Any:
             return runner.submit(submitted, {"job": job})
@@ -246,10 +252,13 @@ class LocalEngine:
             self.work.write_bytes(f"{job.out_dir}/{RESULT_FILE}", pickle.dumps(result))
         return result, False
 
-    def map(self, task: Any, jobs: list[Any], event: str, stage: str) -> tuple[dict, int]:
+    def map(
+        self, task: Any, jobs: list[Any], event: str, stage: str, parallel: int | None = None
+    ) -> tuple[dict, int]:
         results: dict[int, Any] = {}
         cached = counted = 0
         workers = self.resolved.config.run.max_parallel_shards
+        workers = min(workers, parallel) if parallel else workers
         with ThreadPoolExecutor(max_workers=workers) as pool:
             submit = lambda job: pool.submit(self._run, task, job)  # noqa: E731
             for future in completed_bounded(submit, jobs, AHEAD_PER_WORKER * workers):

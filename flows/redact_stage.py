@@ -143,15 +143,28 @@ def redact_jobs(
     return jobs
 
 
+#: A round with fewer chosen cases than this runs its tasks one at a time: each redaction
+#: process holds ~0.5 GB once it has loaded the redactor and redacted a shard, and a second one
+#: would save a few seconds of a small round (a later round's replacements: ~2k cases at 2M
+#: sessions) at the price of the run's peak (docs/benchmarks.md, session 10).
+ONE_PROCESS_ROUND_CASES = 5_000
+
+
+def round_parallel(cases: int) -> int | None:
+    """How many tasks at once for a round of ``cases`` chosen cases (its key pass and its
+    redaction): one for a small round, else as many as the runner has workers (None)."""
+    return 1 if cases < ONE_PROCESS_ROUND_CASES else None
+
+
 def run_redact_jobs(
-    engine: Engine, prepared: Prepared, jobs: list[RedactJob]
+    engine: Engine, prepared: Prepared, jobs: list[RedactJob], parallel: int | None = None
 ) -> tuple[dict[int, RedactResult], int, set[str]]:
     """Redact ``jobs`` a few shards per task (``group_redact_jobs``): each shard's result by
     its job's index, the tasks taken from the cache, and the groups' cache keys (kept by
     work-folder pruning). A cached group whose shards' files were removed runs again."""
     workers = prepared.resolved.config.run.max_parallel_shards
     groups = group_redact_jobs(jobs, workers)
-    found, hits = engine.map(redact_shards, groups, "redact_done", "redact")
+    found, hits = engine.map(redact_shards, groups, "redact_done", "redact", parallel)
     results = {r.index: r for i in sorted(found) for r in found[i].results}
     work = work_folder(prepared.resolved.config)
     by_index = {job.index: job for job in jobs}
@@ -159,7 +172,7 @@ def run_redact_jobs(
     if lost:
         engine.logger.info("%d cached redaction(s) lost their files: redoing", len(lost))
         again = [replace(g, cache_key=None) for g in group_redact_jobs(lost, workers)]
-        redone, _ = engine.map(redact_shards, again, "redact_done", "redact")
+        redone, _ = engine.map(redact_shards, again, "redact_done", "redact", parallel)
         results.update({r.index: r for g in redone.values() for r in g.results})
         hits = max(0, hits - len(again))
     return results, hits, {g.cache_key for g in groups if g.cache_key}
@@ -190,9 +203,10 @@ def redact_selection(
         chosen = chosen_by_shard(prepared, results, selection.new_representative_ids(), done)
         if not chosen:
             break
+        parallel = round_parallel(sum(len(ids) for _, ids in chosen))
         keys_jobs = make_keys_jobs(prepared, chosen, round_no)
         key_passes |= {job.cache_key for job in keys_jobs if job.cache_key}
-        keys, _ = engine.map(collect_keys, keys_jobs, "keys_done", "keys")
+        keys, _ = engine.map(collect_keys, keys_jobs, "keys_done", "keys", parallel)
         # the key-pass workers leave before the merge (their ~0.5 GB each beside the flow's
         # peak); redaction starts fresh processes: a key-pass worker would start it at ~0.47 GB
         # of freed but fragmented heap (2M sessions, docs/benchmarks.md, session 7)
@@ -207,7 +221,7 @@ def redact_selection(
         all_jobs.extend(jobs)
         for job in jobs:
             done.update(job.case_ids)
-        found, hits, group_keys = run_redact_jobs(engine, prepared, jobs)
+        found, hits, group_keys = run_redact_jobs(engine, prepared, jobs, parallel)
         cached += hits
         key_passes |= group_keys
         redacted.extend(found[i] for i in sorted(found))
@@ -225,7 +239,9 @@ def redact_selection(
     redo = collision_redo_jobs(all_jobs, redacted, run, run_keys_path)
     if redo:
         logger.info("pseudonym collisions across shards: redoing %d redaction(s)", len(redo))
-        found, hits, group_keys = run_redact_jobs(engine, prepared, redo)
+        found, hits, group_keys = run_redact_jobs(
+            engine, prepared, redo, round_parallel(sum(len(job.case_ids) for job in redo))
+        )
         cached += hits
         key_passes |= group_keys
         first = {r.index: r for r in redacted}

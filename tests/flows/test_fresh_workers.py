@@ -73,3 +73,27 @@ def test_the_next_phase_runs_in_fresh_worker_processes(
         assert redact_tasks == {os.getpid()}  # a lean stage's tasks: the flow's threads
     else:
         assert before == after == redact_tasks == {os.getpid()}  # the flow's own threads
+
+
+def test_a_small_round_runs_its_tasks_in_one_helper(prefect_api, tmp_path, write_config) -> None:
+    """``parallel=1`` (flows/redact_stage.py ``round_parallel``: a round of few cases): one task
+    at a time, so one lean helper process is started, not one per worker."""
+    from golden_distill.flows.engine import PrefectEngine
+    from golden_distill.flows.params import DistillParams
+    from golden_distill.flows.redact_stage import ONE_PROCESS_ROUND_CASES, round_parallel
+
+    config = write_config(
+        tmp_path / "config.yaml", "tenant-x", task_runner="process", max_parallel_shards=2
+    )
+    resolved = DistillParams(config_path=str(config), sources=[str(tmp_path)]).resolve()
+
+    @flow(name="small-round")
+    def one_round(parallel: int | None) -> set[int]:
+        with PrefectEngine(resolved) as engine:
+            done, _ = engine.map(_which_process, [_Job(i) for i in range(6)], "x", "redact", parallel)
+        return {r.pid for r in done.values()}
+
+    small = round_parallel(ONE_PROCESS_ROUND_CASES - 1)
+    assert small == 1 and round_parallel(ONE_PROCESS_ROUND_CASES) is None
+    helpers = one_round(small)
+    assert len(helpers) == 1 and os.getpid() not in helpers
