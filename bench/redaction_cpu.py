@@ -3,11 +3,11 @@ whether both write identical outputs.
 
 Takes a kept benchmark run (``bench/end_to_end.py``'s run folder, read only) and redacts the
 chosen cases of N of its shards in sequence in one process per checkout, as a redact worker
-does (``flows.tasks.redact_body.redact_candidates``: one fresh redactor per shard, the process-wide
-findings memo carried over). Both checkouts run at the same time, so they share the machine's
-load; per-shard CPU (``time.process_time``) is printed for each, and the ratio over all shards
-but the first (it also pays the imports and the analyzer's first use) and the last (the faster
-checkout has finished by then, so the other runs it with less contention). Then the outputs
+does (``flows.tasks.redact_body.redact_candidates``: one fresh redactor per shard). Both
+checkouts run at the same time, so they share the machine's load; per-shard CPU
+(``time.process_time``) is printed for each, and the ratio over all shards but the first (it
+also pays the imports and the analyzer's first use) and the last (the faster checkout has
+finished by then, so the other runs it with less contention). Then the outputs
 are compared: the redacted table (Arrow IPC bytes), the quarantined ids and reasons, the stats
 (entity counts, reasons, field inventory) and the published key digests must be identical.
 

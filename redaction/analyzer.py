@@ -12,7 +12,6 @@ no pre-filter matches is never sent to Presidio.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,6 @@ from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
 from golden_distill.redaction import lean_patterns
 from golden_distill.redaction.config import RedactionConfig
-from golden_distill.redaction.findings_memo import process_memo
 from golden_distill.redaction.normalise import Normalised, normalise
 from golden_distill.redaction.recognizers import SPECS, RecognizerSpec
 from golden_distill.redaction.recognizers.base import AnyOf, Keywords, fold_case
@@ -172,13 +170,6 @@ class TextAnalyzer:
         self.entities = sorted(
             {e for spec in specs for e in spec.entities} | set(self.ner_entities)
         )
-        #: what this analyzer's findings are a function of, besides text and threshold: the
-        #: config it was built from and its recognizers (the process-wide findings memo's key)
-        self.fingerprint = hashlib.sha256(
-            "\x1f".join(
-                [config.model_dump_json(), *(spec.name for spec in specs), str(use_ner)]
-            ).encode()
-        ).hexdigest()
 
     def candidate_entities(self, text: str) -> list[str]:
         """Entity types worth asking Presidio about for ``text`` (empty: skip it)."""
@@ -221,21 +212,7 @@ class TextAnalyzer:
 
         ``normalised``: a memo of ``normalise`` per text shared by the analyzers of one call
         (the verifier's extra recognizers see the scrubber's strings again)."""
-        shared = process_memo(self.fingerprint, threshold)
-        out: dict[str, list[Finding]] = {}
-        todo: list[str] = []
-        for text in dict.fromkeys(texts):
-            hit = shared.get(text)
-            if hit is None:
-                todo.append(text)
-                out[text] = []  # keeps the asked order; filled below
-            else:
-                out[text] = hit
-        if todo:
-            for text, found in self._analyze_normalised(todo, threshold, normalised).items():
-                out[text] = found
-                shared.put(text, found)
-        return out
+        return self._analyze_normalised(list(dict.fromkeys(texts)), threshold, normalised)
 
     def _analyze_normalised(
         self, texts: list[str], threshold: float, normalised: dict[str, Normalised | None] | None

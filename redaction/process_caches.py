@@ -1,13 +1,16 @@
 """Forget what redaction remembered in this process about the values it saw.
 
 A process that redacts one task after another keeps a few caches keyed by the values it read:
-the findings memo (``findings_memo.py``: texts), the pseudonyms of original keys and values
-(``pseudonym.py``), and the inventory's path and tool names (``inventory.py``,
-``case_scan.py``). They are bounded, but filling them interleaves long-lived entries with a
-task's short-lived objects, so Python's allocator cannot give those pages back: a lean
-redaction helper grew from ~0.42 to ~0.53 GB over 20-40 tasks and peaked at 0.66 GB, against a
-flat 0.41 / 0.53 GB when these caches were emptied after each task, for ~2% more CPU
-(docs/benchmarks.md, session 10). Emptying them also means no value outlives its task.
+the pseudonyms of original keys and values (``pseudonym.py``) and the inventory's path and
+tool names (``inventory.py``, ``case_scan.py``). They are bounded, but filling them
+interleaves long-lived entries with a task's short-lived objects, so Python's allocator cannot
+give those pages back. Over 40 shards of a 2M-session run, one process redacting shard after
+shard sat at 0.42 GB between shards at first and 0.51-0.53 GB after 20 shards, peaking at
+0.66 GB; with these caches (and the findings memo of the time) emptied after each shard it
+stayed at 0.39-0.42 GB between shards and peaked at 0.56 GB, for ~2% more CPU
+(docs/benchmarks.md, session 10). Emptying them also means no value outlives its task. The
+process-wide memo of findings per text (session 6) was removed then: emptied after each shard,
+it served nothing that a call's own ``FindingsCache`` does not.
 
 Only modules already loaded are touched: forgetting never imports Presidio into a process that
 has not redacted.
@@ -38,14 +41,10 @@ KEPT_CACHES = frozenset(
         "ruleset",
     }
 )
-MEMO_MODULE = "golden_distill.redaction.findings_memo"
 
 
 def forget_values() -> None:
-    """Empty the value-keyed caches and the findings memo of this process (between tasks)."""
-    memo = sys.modules.get(MEMO_MODULE)
-    if memo is not None:
-        memo.clear()
+    """Empty the value-keyed caches of this process (between tasks)."""
     for module_name, names in VALUE_CACHES.items():
         module = sys.modules.get(module_name)
         if module is None:

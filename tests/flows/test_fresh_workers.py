@@ -90,7 +90,9 @@ def test_a_small_round_runs_its_tasks_in_one_helper(prefect_api, tmp_path, write
     @flow(name="small-round")
     def one_round(parallel: int | None) -> set[int]:
         with PrefectEngine(resolved) as engine:
-            done, _ = engine.map(_which_process, [_Job(i) for i in range(6)], "x", "redact", parallel)
+            done, _ = engine.map(
+                _which_process, [_Job(i) for i in range(6)], "x", "redact", parallel
+            )
         return {r.pid for r in done.values()}
 
     small = round_parallel(ONE_PROCESS_ROUND_CASES - 1)

@@ -23,7 +23,7 @@ from case_strings import case_strings
 
 from golden_distill.datasets.ingest import ingest
 from golden_distill.redaction import analyzer as analyzer_module
-from golden_distill.redaction import findings_memo, normalise
+from golden_distill.redaction import normalise
 from golden_distill.redaction.analyzer import TextAnalyzer
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.keys import PseudonymKey
@@ -67,12 +67,10 @@ def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 def _findings(redactor: Redactor, texts: list[str], threshold: float) -> tuple[Any, Any]:
-    findings_memo.clear()  # each computes its own findings
     out = (
         redactor.analyzer.analyze_many(texts, threshold),
         redactor.verify_extra.analyze_many(texts, threshold),
     )
-    findings_memo.clear()
     return out
 
 

@@ -7,9 +7,9 @@
   same findings as all its patterns;
 * Presidio's pattern loop without its per-call bookkeeping (``lean_patterns.py``) gives
   Presidio's results for every pattern recognizer of the scrubber and the verifier;
-* the process-wide findings memo (``findings_memo.py``) serves only what the analyzer computes:
-  a table redacted by a worker that redacted other tables before is byte-identical to the same
-  table redacted with an empty memo.
+* what a process keeps between tables (the caches ``process_caches.forget_values`` empties)
+  serves only what would be computed: a table redacted by a process that redacted another
+  table before is byte-identical to the same table redacted with nothing kept.
 
 Corpora: the generator's (with its planted personal data), the adversarial probes, tau-bench
 runs (airline and retail) and hand-made rows for the edges (verbatim fields that do not fit
@@ -36,8 +36,7 @@ from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.datasets.sources.base import ReadStats
 from golden_distill.datasets.sources.chat import ChatAdapter
 from golden_distill.datasets.sources.config import IngestConfig
-from golden_distill.redaction import findings_memo, lean_patterns
-from golden_distill.redaction.analyzer import TextAnalyzer
+from golden_distill.redaction import lean_patterns, process_caches
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.key_digests import key_digest
 from golden_distill.redaction.key_scan import KeyScanner, no_cyclic_gc
@@ -174,7 +173,7 @@ def _published(table: pa.Table) -> list[bytes]:
     return [orjson.dumps(r, default=str, option=orjson.OPT_SORT_KEYS) for r in table.to_pylist()]
 
 
-def test_findings_memo_changes_no_output(rows: list[dict[str, Any]]) -> None:
+def test_an_earlier_table_changes_no_output(rows: list[dict[str, Any]]) -> None:
     table = pa.Table.from_pylist(rows, schema=CASE_SCHEMA)
     half = table.num_rows // 2
     first, second = table.slice(0, half), table.slice(half)
@@ -183,42 +182,18 @@ def test_findings_memo_changes_no_output(rows: list[dict[str, Any]]) -> None:
     def redact(part: pa.Table) -> Any:
         return redact_table(part, Redactor.from_config(RedactionConfig(), key))
 
-    findings_memo.clear()
+    process_caches.forget_values()
     fresh = redact(second)
-    findings_memo.clear()
-    redact(first)  # a worker's earlier task fills the memo
-    before = findings_memo.stats()
+    process_caches.forget_values()
+    redact(first)  # a worker's earlier task fills its caches
+    before = key_pseudonym.cache_info().hits
     warm = redact(second)
-    after = findings_memo.stats()
-    assert after["hits"] > before["hits"] + 100  # the memo served findings ...
+    assert key_pseudonym.cache_info().hits > before + 100  # the caches served ...
     assert _published(warm.table) == _published(fresh.table)  # ... and nothing changed
     assert warm.reasons == fresh.reasons and warm.entity_counts == fresh.entity_counts
     assert warm.inventory == fresh.inventory
     assert [q.case_id for q in warm.quarantined] == [q.case_id for q in fresh.quarantined]
     assert fresh.table.num_rows > 50
-
-
-def test_findings_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    entry = findings_memo.entry_bytes("text number 0000", [])
-    monkeypatch.setattr(findings_memo, "GENERATION_BYTES", 5 * entry)
-    memo = findings_memo.FindingsMemo()
-    for i in range(100):
-        memo.put(f"text number {i:04d}", [])
-    assert len(memo) <= 2 * 5
-    assert memo.estimated_bytes <= 2 * findings_memo.GENERATION_BYTES
-    assert memo.get("text number 0099") == []  # the newest are kept
-    assert memo.get("text number 0000") is None  # the oldest were dropped
-    memo.put("x" * (findings_memo.MAX_TEXT_CHARS + 1), [])
-    assert memo.get("x" * (findings_memo.MAX_TEXT_CHARS + 1)) is None  # long text: not kept
-
-
-def test_analyzers_of_other_configs_never_share_findings() -> None:
-    base = TextAnalyzer(RedactionConfig())
-    assert TextAnalyzer(RedactionConfig()).fingerprint == base.fingerprint
-    other = TextAnalyzer(RedactionConfig(phone_regions=["US"]))
-    assert other.fingerprint != base.fingerprint
-    extra = TextAnalyzer(RedactionConfig(), [introduced_name.SPEC])
-    assert extra.fingerprint != base.fingerprint
 
 
 def test_lean_pattern_loop_gives_presidios_results(rows: list[dict[str, Any]]) -> None:
@@ -276,15 +251,12 @@ def test_analyzers_find_what_they_found_without_the_shortcuts(
         m.setattr(lean_patterns, "install", lambda recognizer: False)
         m.setattr(introduced_name.IntroducedNameRecognizer, "LATIN_SHORTCUT", False)
         plain = Redactor.from_config(config, PseudonymKey(TEST_SECRET))
-    assert fast.analyzer.fingerprint == plain.analyzer.fingerprint  # same config, same memo
     found = {}
     for name, redactor in (("fast", fast), ("plain", plain)):
-        findings_memo.clear()  # each computes its own findings
         found[name] = (
             redactor.analyzer.analyze_many(ordered, config.score_threshold),
             redactor.verify_extra.analyze_many(ordered, config.score_threshold),
         )
-    findings_memo.clear()
     assert found["fast"] == found["plain"]
     persons = sum(any(f.entity_type == "PERSON" for f in fs) for fs in found["fast"][0].values())
     assert persons > 20
@@ -347,29 +319,3 @@ def test_no_cyclic_gc_pauses_and_restores_the_collector() -> None:
         assert not gc.isenabled()  # a caller that paused it keeps it paused
     finally:
         gc.enable()
-
-
-def test_findings_memo_bound_holds_in_real_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The bound is on what the memo really holds (Python's per-entry overhead included), not
-    only on its characters: many short texts (the common case) stay within it."""
-    import gc
-    import tracemalloc
-
-    from golden_distill.redaction.analyzer import Finding
-
-    monkeypatch.setattr(findings_memo, "GENERATION_BYTES", 1_000_000)
-    memo = findings_memo.FindingsMemo()
-    gc.collect()
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        for i in range(60_000):  # ~27 characters each, one in four with a finding
-            found = [Finding("PERSON", 0, 4, 0.85)] if i % 4 == 0 else []
-            memo.put(f"status value number {i:07d}", found)
-        gc.collect()
-        held = tracemalloc.get_traced_memory()[0] - base
-    finally:
-        tracemalloc.stop()
-    assert memo.estimated_bytes <= 2 * findings_memo.GENERATION_BYTES
-    assert held <= 2.2 * findings_memo.GENERATION_BYTES  # the estimate covers the real cost
-    assert len(memo) > 5_000  # and still holds a useful number of entries

@@ -12,7 +12,7 @@ import orjson
 import pyarrow as pa
 
 from golden_distill.datasets.schema import CASE_SCHEMA
-from golden_distill.redaction import findings_memo, process_caches
+from golden_distill.redaction import process_caches
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.redactor import Redactor
@@ -33,10 +33,9 @@ def _rows() -> list[dict[str, Any]]:
 
 
 def _cache_sizes() -> dict[str, int]:
-    """Entries of the findings memo and of every ``lru_cache`` a loaded redaction module holds,
-    but those declared as keyed by configuration: a new cache of values must be forgotten or
-    declared."""
-    sizes = {"findings memo": findings_memo.stats()["entries"]}
+    """Entries of every ``lru_cache`` a loaded redaction module holds, but those declared as
+    keyed by configuration: a new cache of values must be forgotten or declared."""
+    sizes = {}
     for module_name, module in list(sys.modules.items()):
         if not module_name.startswith("golden_distill.redaction."):
             continue
@@ -56,7 +55,6 @@ def test_forgetting_empties_every_value_cache_and_changes_no_output() -> None:
     redactor = Redactor.from_config(RedactionConfig(), PseudonymKey(TEST_SECRET))
     warm = redact_table(table, redactor)
     filled = _cache_sizes()
-    assert filled["findings memo"] > 0
     assert filled["golden_distill.redaction.pseudonym.value_token"] > 0  # names, phones
     assert filled["golden_distill.redaction.inventory.safe_tool"] > 0
 
