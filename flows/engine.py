@@ -24,7 +24,12 @@ from prefect.tasks import exponential_backoff
 from golden_distill.flows import progress
 from golden_distill.flows.bounded import AHEAD_PER_WORKER, completed_bounded, in_flight_limit
 from golden_distill.flows.errors import StageError, describe, retry_if_transient
-from golden_distill.flows.memory import release_after_task, release_memory
+from golden_distill.flows.memory import (
+    LARGE_BLOCK_BYTES,
+    fix_mmap_threshold,
+    release_after_task,
+    release_memory,
+)
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.tasks.publish import PublishJob, PublishOutcome, publish_set
@@ -109,6 +114,11 @@ class PrefectEngine:
         # Worker processes inherit this at spawn: glibc then keeps 2 malloc arenas instead of
         # up to 8 per core for the threads Prefect starts in each worker (less retained heap).
         os.environ.setdefault("MALLOC_ARENA_MAX", "2")
+        # This process's large blocks (the key digests' merge, results unpickled from workers)
+        # get their own mappings, returned when freed, instead of heap that the run's
+        # long-lived objects then pin through redaction (flows/memory.py; docs/benchmarks.md,
+        # session 10)
+        fix_mmap_threshold(LARGE_BLOCK_BYTES)
         self.runners.__enter__()
         return self
 

@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from golden_distill.flows.memory import fix_mmap_threshold, release_memory
+from golden_distill.flows.memory import LARGE_BLOCK_BYTES, fix_mmap_threshold, release_memory
 from golden_distill.redaction.process_caches import forget_values
 
 T = TypeVar("T")
@@ -31,16 +31,12 @@ T = TypeVar("T")
 _active: LeanHelpers | None = None
 
 
-#: Blocks from this size up get their own mapping in a helper (``fix_mmap_threshold``): a task's
-#: large buffers (the run's key digests, ~32 MB at 2M sessions, read by every redaction task)
-#: then leave with it instead of pinning the heap. Over 40 shards of the 2M run a helper peaked
-#: at 0.62 instead of 0.66 GB for the same CPU (docs/benchmarks.md, session 10).
-HELPER_MMAP_THRESHOLD = 1 << 20
-
-
 def _started() -> None:
-    """A helper's first step, before any call."""
-    fix_mmap_threshold(HELPER_MMAP_THRESHOLD)
+    """A helper's first step, before any call: a task's large blocks (the run's key digests,
+    ~32 MB at 2M sessions, read by every redaction task) get their own mappings and leave with
+    it instead of pinning the heap (over 40 shards of the 2M run a helper peaked at 0.62
+    instead of 0.66 GB for the same CPU; docs/benchmarks.md, session 10)."""
+    fix_mmap_threshold(LARGE_BLOCK_BYTES)
 
 
 def _call_then_release(fn: Callable[..., T], args: tuple[Any, ...]) -> T:

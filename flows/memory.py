@@ -47,6 +47,10 @@ def release_memory() -> None:
 
 #: glibc's ``mallopt`` parameter for the mmap threshold (malloc.h).
 _M_MMAP_THRESHOLD = -3
+#: From this size on, a block gets its own mapping in the flow's process and in lean helpers
+#: (``fix_mmap_threshold``); glibc's own default starts at 128 KiB but rises with every larger
+#: block freed, up to 32 MB.
+LARGE_BLOCK_BYTES = 1 << 20
 
 
 def fix_mmap_threshold(size: int) -> bool:

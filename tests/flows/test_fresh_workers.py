@@ -6,10 +6,13 @@ their bodies in lean helper processes (flows/lean_helpers.py)."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 from dataclasses import dataclass
 
 import pytest
+from malloc_probe import mapped_bytes_of_a_block_after_a_larger_one
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
@@ -99,3 +102,25 @@ def test_a_small_round_runs_its_tasks_in_one_helper(prefect_api, tmp_path, write
     assert small == 1 and round_parallel(ONE_PROCESS_ROUND_CASES) is None
     helpers = one_round(small)
     assert len(helpers) == 1 and os.getpid() not in helpers
+
+
+@pytest.mark.skipif(
+    not hasattr(ctypes.CDLL(ctypes.util.find_library("c")), "mallinfo2"), reason="glibc only"
+)
+def test_the_flows_process_maps_large_blocks_while_its_engine_runs(
+    prefect_api, tmp_path, write_config
+) -> None:
+    """The key digests' merge and results unpickled from workers get their own mappings in the
+    flow's process (flows/engine.py), returned when freed, whatever it freed before."""
+    from golden_distill.flows.engine import PrefectEngine
+    from golden_distill.flows.params import DistillParams
+
+    config = write_config(tmp_path / "config.yaml", "tenant-x", task_runner="thread")
+    resolved = DistillParams(config_path=str(config), sources=[str(tmp_path)]).resolve()
+
+    @flow(name="large-blocks")
+    def in_engine() -> int:
+        with PrefectEngine(resolved):
+            return mapped_bytes_of_a_block_after_a_larger_one()
+
+    assert in_engine() >= 2_000_000

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import multiprocessing
 import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 import pytest
+from malloc_probe import mapped_bytes_of_a_block_after_a_larger_one
 
 from golden_distill.flows.errors import StageError
 from golden_distill.flows.lean_helpers import LeanHelpers, in_helper
@@ -32,31 +35,6 @@ def _tokens_cached_then_add(value: str) -> tuple[int, int]:
     before = value_token.cache_info().currsize
     value_token(value, "PERSON", b"k" * 32)
     return os.getpid(), before
-
-
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [  # glibc's struct mallinfo2, in its order
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd",
-            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
-        )
-    ]  # fmt: skip
-
-
-def _mapped_bytes_of_a_block_after_a_larger_one() -> int:
-    """Bytes glibc serves from their own mappings for a 2 MB block, right after a 20 MB block
-    was freed (which raises glibc's default, dynamic threshold to 20 MB: the 2 MB then come
-    from the heap)."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    libc.mallinfo2.restype = _MallInfo2
-    larger = bytearray(20_000_000)
-    del larger
-    before = libc.mallinfo2().hblkhd
-    block = bytearray(2_000_000)
-    mapped = libc.mallinfo2().hblkhd - before
-    del block
-    return mapped
 
 
 def _fail() -> None:
@@ -120,8 +98,10 @@ def test_no_value_a_call_saw_is_cached_for_the_next() -> None:
 )
 def test_a_helper_maps_large_blocks_whatever_it_freed_before() -> None:
     """A helper fixes glibc's mmap threshold (flows/memory.py ``fix_mmap_threshold``), so a
-    task's large buffers go back to the system when freed; this process keeps the default."""
+    task's large buffers go back to the system when freed; a plain process keeps the default."""
     with LeanHelpers(1):
-        in_helper_mapped = in_helper(_mapped_bytes_of_a_block_after_a_larger_one)
+        in_helper_mapped = in_helper(mapped_bytes_of_a_block_after_a_larger_one)
     assert in_helper_mapped >= 2_000_000
-    assert _mapped_bytes_of_a_block_after_a_larger_one() == 0
+    plain = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    with plain:
+        assert plain.submit(mapped_bytes_of_a_block_after_a_larger_one).result() == 0
