@@ -41,6 +41,13 @@ def child(run: Path, start: int, count: int, dump: Path) -> None:
     from golden_distill.flows.tasks.redact_body import load_run_keys, redact_candidates
     from golden_distill.flows.work_folder import work_folder
 
+    try:  # a checkout from before session 10 kept its caches between shards
+        from golden_distill.redaction.process_caches import forget_values
+    except ImportError:
+
+        def forget_values() -> None:
+            return None
+
     cfg = load_pipeline_config(str(run / "config.yaml"))
     keys_file = sorted(glob.glob(str(run / "work/run-keys/*.npz")))
     run_keys = load_run_keys(work_folder(cfg), keys_file[-1]) if keys_file else None
@@ -78,6 +85,7 @@ def child(run: Path, start: int, count: int, dump: Path) -> None:
         }
         (dump / f"shard-{i:04d}.pkl").write_bytes(pickle.dumps(out))
         print(f"shard {i}: {chosen.num_rows} cases, {cpu:.2f} s CPU", flush=True)
+        forget_values()  # what a helper does between shards, in checkouts that do it
 
 
 def main() -> None:

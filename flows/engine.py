@@ -214,7 +214,14 @@ class PrefectEngine:
             return selection
         with self.runners.one_worker() as pool:
             params = {"results": results, "resolved": self.resolved, "cache_key": cache_key}
-            return pool.submit(task, params).result()
+            future = pool.submit(task, params)
+            future.wait()
+        # read once the worker has exited: the result is read back from its persisted record
+        # (~50 MB of JSON at 2M sessions, ~0.27 GB for a moment), which beside the worker's
+        # last ~1 GB was the run's peak (docs/benchmarks.md, session 10)
+        selection = future.result()
+        release_memory()
+        return selection
 
     def publish(self, job: PublishJob) -> PublishOutcome:
         return publish_set.with_options(**retry_options(self.resolved))(job)

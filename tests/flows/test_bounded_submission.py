@@ -229,13 +229,30 @@ def test_process_pool_workers_are_replaced_after_their_tasks(prefect_api):
 
 
 def test_process_runner_publishes_what_the_thread_runner_does(
-    prefect_api, pseudonym_key, corpus, tmp_path, write_config
+    prefect_api, pseudonym_key, corpus, tmp_path, write_config, monkeypatch
 ):
     """The process runner: shard/redact tasks on recycled pool workers, a run's global select
-    in a worker process of its own, a bounded number of tasks in flight; same content."""
+    in a worker process of its own (whose result is read once it has exited), a bounded number
+    of tasks in flight; same content."""
+    import multiprocessing
+
+    from prefect.futures import PrefectConcurrentFuture
+
     from golden_distill.datasets.reader import open_set
     from golden_distill.flows.distill import run_distill
     from golden_distill.flows.params import DistillParams
+    from golden_distill.flows.tasks.select import Selection
+
+    live_at_selection: list[int] = []  # child processes alive when the selection is read
+    result = PrefectConcurrentFuture.result
+
+    def watched(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        out = result(self, *args, **kwargs)
+        if isinstance(out, Selection):
+            live_at_selection.append(len(multiprocessing.active_children()))
+        return out
+
+    monkeypatch.setattr(PrefectConcurrentFuture, "result", watched)
 
     source, truth = corpus
     common = {"sources": [str(source)], "source_format": "native", "store_url": str(tmp_path)}
@@ -250,3 +267,4 @@ def test_process_runner_publishes_what_the_thread_runner_does(
     pool_set = open_set(str(tmp_path), f"pool@{pool_v}")
     assert len(pool_set) > 0
     assert pool_set.manifest["content_sha256"] == thread_set.manifest["content_sha256"]
+    assert live_at_selection == [0]  # the select worker had exited (its memory freed)
