@@ -212,11 +212,7 @@ class TextAnalyzer:
 
         ``normalised``: a memo of ``normalise`` per text shared by the analyzers of one call
         (the verifier's extra recognizers see the scrubber's strings again)."""
-        return self._analyze_normalised(list(dict.fromkeys(texts)), threshold, normalised)
-
-    def _analyze_normalised(
-        self, texts: list[str], threshold: float, normalised: dict[str, Normalised | None] | None
-    ) -> dict[str, list[Finding]]:
+        texts = list(dict.fromkeys(texts))
         memo: dict[str, Normalised | None] = {} if normalised is None else normalised
         forms: dict[str, Normalised] = {}
         for text in texts:
