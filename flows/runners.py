@@ -46,10 +46,9 @@ def workers_share_api(needed: bool = True) -> Iterator[str | None]:
             yield url
         return
     # heavy, and only needed when a worker-facing API server is started
-    from prefect.server.api.server import SubprocessASGIServer
+    from golden_distill.flows.prefect_db import start_temporary_api
 
-    server = SubprocessASGIServer()  # the same singleton Prefect's client starts on demand
-    server.start()
+    server: Any = start_temporary_api()
     previous = os.environ.get("PREFECT_API_URL")
     os.environ["PREFECT_API_URL"] = server.api_url
     try:

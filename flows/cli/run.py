@@ -229,10 +229,10 @@ def _boot_api_in_background() -> threading.Thread | None:
 
     def boot() -> None:
         # heavy (Prefect's server), imported in the boot thread, in parallel with the pipeline
-        from prefect.server.api.server import SubprocessASGIServer
+        from golden_distill.flows.prefect_db import start_temporary_api
 
         with contextlib.suppress(Exception):  # if it fails, the flow starts it and reports why
-            SubprocessASGIServer().start()
+            start_temporary_api()
 
     thread = threading.Thread(target=boot, name="prefect-api-boot", daemon=True)
     thread.start()
