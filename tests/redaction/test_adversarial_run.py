@@ -1,10 +1,11 @@
 """The adversarial corpus through the whole `golden run`: nothing planted escapes, most is kept.
 
 Every file a run writes is searched for every probe's marker (and its digits-only form): the
-store (Parquet decoded), the work folder and PREFECT_HOME (Prefect's database, results, logs)
-as text. The work folder's raw-data files (candidates, quarantine, redaction inputs) are the only
-places raw values may sit; they must be 0600 inside 0700 folders. Refusing everything is not a
-pass: most probe cases must still be published.
+store (Parquet decoded), the work folder, PREFECT_HOME (Prefect's database, results, logs) and
+the cache folder (where a Prefect database template goes, flows/prefect_db.py) as text. The work
+folder's raw-data files (candidates, quarantine, redaction inputs) are the only places raw values
+may sit; they must be 0600 inside 0700 folders. Refusing everything is not a pass: most probe
+cases must still be published.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def adversarial_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     home = root / "prefect-home"
     env = {
         "PREFECT_HOME": str(home),
+        "XDG_CACHE_HOME": str(root / "cache"),  # where a Prefect database template may go
         "GOLDEN_PSEUDONYM_KEY": "adversarial-run-key-Zq8v2Lw7Xp4Tb9Nm1Rk6Hs3Jd5Fg0Ca",
     }
     old_umask = os.umask(0o022)  # a permissive umask: raw files must be 0600 regardless
@@ -110,7 +112,7 @@ def adversarial_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_no_probe_leaks_anywhere(adversarial_run: dict) -> None:
     root: Path = adversarial_run["root"]
     files = _searchable(root / "store", False) + _searchable(root / "work", True)
-    files += _searchable(adversarial_run["home"], False)
+    files += _searchable(adversarial_run["home"], False) + _searchable(root / "cache", False)
     assert files
     leaks: dict[str, list[str]] = {}
     texts = {path: _text_of(path) for path in files}
