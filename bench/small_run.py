@@ -1,6 +1,6 @@
 """A small first run: 300 tau-bench sessions, wall time against the flow's own stage time.
 
-    .venv/bin/python bench/small_run.py                 # 300 records, --local and default mode
+    .venv/bin/python bench/small_run.py                 # 300 records, the three modes
     .venv/bin/python bench/small_run.py --records 400 --repeat 3
 
 Issue 15 point 3: a first run of 300 sessions should take at most 2x its own summed stage time
@@ -11,8 +11,10 @@ start-up (Python imports, Prefect's temporary API in the default mode).
 The first ``--records`` runs of the vendored tau-bench files (tests/data/tau-bench: airline,
 then retail) are written as one JSON file (not timed). Each measured run is a fresh `golden run`
 child process with ``configs/tau-bench.yaml``, a cold work folder, an empty store and its own
-PREFECT_HOME; the modes alternate so load drifts hit both. Prints, per run and as the median:
-wall time, summed stage time, their ratio, and the load average.
+PREFECT_HOME; the modes alternate so load drifts hit all. Prints, per run and as the median:
+wall time, summed stage time, their ratio, and the load average. ``default`` against ``nocache``
+is what the Prefect database template (flows/prefect_db.py) saves a run with a new PREFECT_HOME;
+the bench's first ``default`` run makes the template, so use ``--repeat`` >= 3 for the median.
 """
 
 from __future__ import annotations
@@ -53,14 +55,19 @@ def published_stats(store: Path) -> dict:
     return json.loads(manifest.read_text())["stats"]
 
 
-def one_run(source: Path, local: bool, scratch: Path) -> tuple[float, float, dict]:
+def one_run(source: Path, mode: str, scratch: Path) -> tuple[float, float, dict]:
     """Wall seconds of a cold `golden run`, its summed stage seconds, its stage seconds."""
+    local = mode == "local"
     run_dir = Path(tempfile.mkdtemp(prefix="small-", dir=scratch))
     store = run_dir / "store"
     env = {
         **os.environ,
         "GOLDEN_PSEUDONYM_KEY": KEY,
         "PREFECT_HOME": str(run_dir / "prefect"),
+        # default: the bench's own cache folder, so after the first run the temporary API
+        # starts from the migrated database template (flows/prefect_db.py); nocache: an empty
+        # one per run, so Prefect migrates a new database as it did before the template
+        "XDG_CACHE_HOME": str(run_dir / "cache" if mode == "nocache" else scratch / "cache"),
     }
     cmd = [
         sys.executable, "-m", "golden_distill.flows.cli", "run",
@@ -84,7 +91,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=1, help="runs per mode (median shown)")
-    parser.add_argument("--modes", default="local,default", help="local, default or both")
+    parser.add_argument(
+        "--modes",
+        default="local,default,nocache",
+        help="comma-separated: local (--local), default (temporary API, database template "
+        "kept in the bench's cache after the first run), nocache (temporary API, empty cache "
+        "per run: Prefect migrates a new database)",
+    )
     parser.add_argument("--dir", default=tempfile.gettempdir())
     args = parser.parse_args()
 
@@ -97,7 +110,7 @@ def main() -> None:
     for i in range(args.repeat):
         for mode in modes:
             load = os.getloadavg()[0]
-            wall, summed, stages = one_run(source, mode == "local", scratch)
+            wall, summed, stages = one_run(source, mode, scratch)
             found[mode].append((wall, summed))
             shown = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
             print(
