@@ -88,6 +88,7 @@ def save_template() -> bool:
             _backup(source, Path(name))
             if not is_clean(Path(name)):
                 return False
+            _rollback_journal(Path(name))
             os.replace(name, template)  # whole or not at all
             return True
         finally:
@@ -114,6 +115,14 @@ def _backup(source: Path, target: Path) -> None:
         contextlib.closing(sqlite3.connect(target)) as dst,
     ):
         src.backup(dst)
+
+
+def _rollback_journal(database: Path) -> None:
+    """The copy keeps the write-ahead-log mode of the database it was taken from, so every
+    read of it would leave ``-wal``/``-shm`` files beside it in the cache: a plain journal
+    instead (Prefect sets its own mode on the database a home starts from)."""
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        db.execute("PRAGMA journal_mode=DELETE")
 
 
 def _copy_new(template: Path, target: Path) -> bool:

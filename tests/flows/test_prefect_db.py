@@ -68,6 +68,10 @@ def test_the_first_api_leaves_a_clean_template_and_the_next_fresh_home_starts_fr
     assert second["had_template"] and second["value"] == 1  # the seeded database works
     assert _flow_runs(seeded) == 1 and prefect_db.is_clean(templates[0])
     assert seeded.stat().st_mode & 0o777 == 0o600
+    # a plain journal: reading the template never leaves -wal/-shm files beside it
+    with sqlite3.connect(f"file:{templates[0]}?mode=ro", uri=True) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert sorted(p.name for p in templates[0].parent.iterdir()) == [templates[0].name]
 
 
 @pytest.fixture
