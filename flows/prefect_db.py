@@ -18,6 +18,8 @@ import contextlib
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 #: Prefect tables that hold what runs did; a template must have none of their rows.
@@ -64,13 +66,18 @@ def template_file() -> Path:
 
 def seed_home() -> bool:
     """Before the temporary API starts: give a database that does not exist yet the migrated
-    template, if there is one. True when it was seeded."""
+    template, if there is one (and it is one: a damaged or foreign file is never used). True
+    when it was seeded."""
     with contextlib.suppress(Exception):
         target, template = database_file(), template_file()
         if target is None or target.exists() or not template.is_file():
             return False
         target.parent.mkdir(parents=True, exist_ok=True)
-        return _copy_new(template, target)
+        with _clean_copy(template, target.parent) as copy:
+            if copy is None:
+                return False
+            os.link(copy, target)  # 0600 (mkstemp); fails rather than replace a database
+            return True
     return False
 
 
@@ -82,18 +89,12 @@ def save_template() -> bool:
         if source is None or template.exists() or not source.is_file():
             return False
         template.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=template.parent, prefix=".prefect-", suffix=".db")
-        os.close(fd)
-        try:
-            _backup(source, Path(name))
-            if not is_clean(Path(name)):
+        with _clean_copy(source, template.parent) as copy:
+            if copy is None:
                 return False
-            _rollback_journal(Path(name))
-            os.replace(name, template)  # whole or not at all
+            _rollback_journal(copy)
+            os.replace(copy, template)  # whole or not at all
             return True
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(name)
     return False
 
 
@@ -125,19 +126,16 @@ def _rollback_journal(database: Path) -> None:
         db.execute("PRAGMA journal_mode=DELETE")
 
 
-def _copy_new(template: Path, target: Path) -> bool:
-    """Copy ``template`` to ``target`` (0600) unless ``target`` appeared meanwhile: the copy is
-    made beside it and linked in, which fails rather than replace a database."""
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=".prefect-", suffix=".db")
+@contextmanager
+def _clean_copy(source: Path, folder: Path) -> Iterator[Path | None]:
+    """A consistent copy of ``source`` in ``folder`` (to be linked or moved into place), or
+    None when the copy is not a clean migrated database (``is_clean``); whatever is left of it
+    is removed on exit."""
+    fd, name = tempfile.mkstemp(dir=folder, prefix=".prefect-", suffix=".db")
     os.close(fd)
+    copy = Path(name)
     try:
-        _backup(template, Path(name))
-        os.chmod(name, 0o600)
-        try:
-            os.link(name, target)
-        except FileExistsError:
-            return False
-        return True
+        _backup(source, copy)
+        yield copy if is_clean(copy) else None
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
+        copy.unlink(missing_ok=True)

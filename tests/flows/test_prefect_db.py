@@ -124,3 +124,21 @@ def test_a_database_elsewhere_than_a_local_file_is_left_to_prefect(
     assert prefect_db.database_file() is None
     assert not prefect_db.seed_home() and not prefect_db.save_template()
     assert list(home.iterdir()) == []
+
+
+@pytest.mark.parametrize("damage", ["not a database", "a run in it", "not prefect's"])
+def test_a_damaged_or_foreign_template_is_never_used(homes: tuple[Path, Path], damage: str) -> None:
+    home, _ = homes
+    template = prefect_db.template_file()
+    if damage == "not a database":
+        template.parent.mkdir(parents=True)
+        template.write_bytes(b"SQLite format 3\x00" + b"\xff" * 200)  # a truncated header
+    elif damage == "a run in it":
+        _migrated_like(template, runs=1)
+    else:
+        template.parent.mkdir(parents=True)
+        with sqlite3.connect(template) as db:
+            db.execute("CREATE TABLE notes (text TEXT)")
+    assert not prefect_db.seed_home()
+    assert list(home.iterdir()) == []  # Prefect creates and migrates its database itself
+    assert [p.name for p in template.parent.iterdir()] == [template.name]  # no copy left
