@@ -21,13 +21,17 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # heavy: Prefect's server, imported when an API is started
+    from prefect.server.api.server import SubprocessASGIServer
 
 #: Prefect tables that hold what runs did; a template must have none of their rows.
 RUN_TABLES = ("flow_run", "task_run", "log", "artifact", "deployment")
 SQLITE_PREFIX = "sqlite+aiosqlite:///"
 
 
-def start_temporary_api() -> object:
+def start_temporary_api() -> SubprocessASGIServer:
     """Start Prefect's temporary API (a no-op when this process already did): seeded from the
     template when its database is new, and leaving the template when it migrated one."""
     from prefect.server.api.server import SubprocessASGIServer

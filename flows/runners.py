@@ -48,7 +48,7 @@ def workers_share_api(needed: bool = True) -> Iterator[str | None]:
     # heavy, and only needed when a worker-facing API server is started
     from golden_distill.flows.prefect_db import start_temporary_api
 
-    server: Any = start_temporary_api()
+    server = start_temporary_api()
     previous = os.environ.get("PREFECT_API_URL")
     os.environ["PREFECT_API_URL"] = server.api_url
     try:
