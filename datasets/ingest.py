@@ -9,6 +9,9 @@ and writes:
 * ``out_dir/summary.json``: records read, cases written, quarantined per reason, bytes, seconds,
   per source too, and the sources that could not be read at all.
 
+``ingest_table`` does the same in this process with the cases kept in memory (one Arrow table,
+no ``cases/`` files) for a caller that reads them straight back.
+
 ``jobs=N`` shares the work out to N worker processes (``ingest_parallel``): whole compressed or
 non-native files, and line-aligned byte ranges of large plain JSONL files; the output is the same.
 
@@ -20,10 +23,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
 
 from golden_distill.datasets.ingest_output import (
     CASES_DIR,
@@ -36,7 +40,7 @@ from golden_distill.datasets.ingest_output import (
 )
 from golden_distill.datasets.ingest_parallel import ingest_in_processes, resolve_jobs
 from golden_distill.datasets.quarantine import Quarantine
-from golden_distill.datasets.shards import ShardWriter
+from golden_distill.datasets.shards import MemorySink, ShardWriter
 from golden_distill.datasets.sources.base import ReadStats, SourceAdapter, SourceError
 from golden_distill.datasets.sources.config import IngestConfig
 from golden_distill.datasets.sources.discovery import whole_source_format
@@ -143,24 +147,58 @@ def ingest(
     ``ingest_parallel``: same cases, positions and quarantine, shards named
     ``part-<unit>-NNNNN.parquet``. ``1`` (the default) reads in this process.
     """
-    if fmt is not None and fmt not in ADAPTERS:
-        raise IngestError(f"unknown format {fmt!r}; known: {', '.join(ADAPTERS)}")
     if jobs < 0:
         raise IngestError(f"jobs must be >= 0 (0: one per core), not {jobs}")
-    config = config or IngestConfig()
-    out_dir = Path(out_dir)
+    settings = config or IngestConfig()
+
+    def read(out: Path) -> IngestSummary:
+        workers = resolve_jobs(jobs) if jobs != 1 else 1
+        if workers > 1:  # None: nothing to share out (one small input)
+            shared = ingest_in_processes(list(plan(sources, fmt)), out, settings, workers, progress)
+            if shared is not None:
+                return shared
+        writer = ShardWriter(
+            out / CASES_DIR,
+            batch_rows=settings.batch_rows,
+            rows_per_shard=settings.rows_per_shard,
+        )
+        return _ingest_here(sources, out, fmt, settings, progress, writer)
+
+    return _ingest_into(Path(out_dir), fmt, overwrite, read)
+
+
+def ingest_table(
+    sources: list[str],
+    out_dir: Path,
+    *,
+    fmt: str | None = None,
+    config: IngestConfig | None = None,
+) -> tuple[pa.Table, IngestSummary]:
+    """``ingest`` in this process with the cases kept in memory: one Arrow table instead of
+    ``cases/`` files (``out_dir`` gets the quarantine and the summary as usual). For a caller
+    that would read the shards straight back (the flow's shard step): the same table, without
+    Parquet's encoding and decoding."""
+    settings = config or IngestConfig()
+    sink = MemorySink(batch_rows=settings.batch_rows)
+
+    def read(out: Path) -> IngestSummary:
+        return _ingest_here(sources, out, fmt, settings, None, sink)
+
+    summary = _ingest_into(Path(out_dir), fmt, False, read)
+    return sink.table(), summary
+
+
+def _ingest_into(
+    out_dir: Path, fmt: str | None, overwrite: bool, read: Callable[[Path], IngestSummary]
+) -> IngestSummary:
+    """What every ingest does around its reading: checks, an empty ``out_dir``, the quarantine
+    file (present, maybe empty, so readers need no special case) and the summary."""
+    if fmt is not None and fmt not in ADAPTERS:
+        raise IngestError(f"unknown format {fmt!r}; known: {', '.join(ADAPTERS)}")
     _prepare_out_dir(out_dir, overwrite)
     started = time.perf_counter()
-    summary: IngestSummary | None = None
-    if jobs != 1:
-        workers = resolve_jobs(jobs)
-        if workers > 1:
-            summary = ingest_in_processes(
-                list(plan(sources, fmt)), out_dir, config, workers, progress
-            )
-    if summary is None:
-        summary = _ingest_here(sources, out_dir, fmt, config, progress)
-    (out_dir / QUARANTINE_FILE).touch()  # present (maybe empty) so readers need no special case
+    summary = read(out_dir)
+    (out_dir / QUARANTINE_FILE).touch()
     summary.seconds = time.perf_counter() - started
     (out_dir / SUMMARY_FILE).write_bytes(
         orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
@@ -174,15 +212,13 @@ def _ingest_here(
     fmt: str | None,
     config: IngestConfig,
     progress: Progress | None,
+    writer: ShardWriter,
 ) -> IngestSummary:
-    """The single-process ingest: every source in turn, through one shard writer."""
+    """The single-process ingest: every source in turn, through one shard writer (or
+    ``MemorySink``)."""
     summary = IngestSummary(out_dir=out_dir)
     adapters: dict[str, SourceAdapter] = {}
     done_records, done_bytes = 0, 0
-
-    writer = ShardWriter(
-        out_dir / CASES_DIR, batch_rows=config.batch_rows, rows_per_shard=config.rows_per_shard
-    )
     with Quarantine(out_dir / QUARANTINE_FILE) as quarantine, writer:
         for uri, name, error in plan(sources, fmt):
             item = SourceSummary(uri=display_uri(uri), format=name, error=error)

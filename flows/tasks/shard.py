@@ -20,9 +20,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from prefect import task
 
-from golden_distill.datasets.ingest import ingest
+from golden_distill.datasets.ingest import ingest_table
 from golden_distill.datasets.quarantine import read_quarantine
-from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.filters.dedup.signature import signatures
 from golden_distill.filters.runner import needs_rescore, permissive_figures, score_cases
 from golden_distill.flows.caching import job_cache_key
@@ -35,8 +34,9 @@ from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
 
 
 def read_shard(job: ShardJob, canonical_dir: Path) -> tuple[pa.Table, dict[str, Any]]:
-    """Ingest one source into canonical Parquet under ``canonical_dir`` and load it."""
-    summary = ingest(
+    """Ingest one source into an Arrow table (its quarantine and summary under
+    ``canonical_dir``): read straight into memory, as the steps after it need it whole."""
+    table, summary = ingest_table(
         [job.shard.uri], canonical_dir, fmt=job.source_format, config=job.config.ingest
     )
     failed = [s for s in summary.sources if s.error]
@@ -44,8 +44,6 @@ def read_shard(job: ShardJob, canonical_dir: Path) -> tuple[pa.Table, dict[str, 
         # The whole input is unusable (missing, unreadable, unknown format): the run stops here
         # and names it; the other shards stay cached for the rerun after the fix.
         raise ShardUnreadable(f"{failed[0].uri}: {failed[0].error}")
-    tables = [pq.read_table(p, schema=CASE_SCHEMA) for p in summary.shards]
-    table = pa.concat_tables(tables) if tables else CASE_SCHEMA.empty_table()
     stats = {
         "records_read": int(summary.records_read),
         "cases_read": int(table.num_rows),

@@ -10,13 +10,14 @@ from typing import Any
 
 import fsspec
 import orjson
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import zstandard
 from typer.testing import CliRunner
 
 from golden_distill.datasets.case import Case
-from golden_distill.datasets.ingest import IngestError, ingest
+from golden_distill.datasets.ingest import IngestError, ingest, ingest_table
 from golden_distill.datasets.quarantine import read_quarantine
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.datasets.sources.config import IngestConfig
@@ -90,6 +91,25 @@ def test_ingest_writes_shards_quarantine_and_summary(corpus: Path, tmp_path: Pat
     assert by_file["b.jsonl.gz"]["quarantined"] == {"wrong_type": 1}
     assert by_file["c.jsonl.zst"]["cases"] == 5
     assert SECRET not in (out / "summary.json").read_text()
+
+
+def test_ingest_table_keeps_the_same_cases_in_memory(corpus: Path, tmp_path: Path) -> None:
+    """The flow's shard step reads with ``ingest_table``: the table ``ingest`` would have
+    written (rows, order, schema), the same quarantine and counts, and no case files."""
+    config = IngestConfig(batch_rows=2, rows_per_shard=4)
+    written = ingest([str(corpus)], tmp_path / "files", config=config)
+    table, summary = ingest_table([str(corpus)], tmp_path / "memory", config=config)
+    on_disk = [pq.read_table(p, schema=CASE_SCHEMA) for p in written.shards]
+    assert table.equals(pa.concat_tables(on_disk))
+    assert table.schema.equals(CASE_SCHEMA, check_metadata=True)
+    assert summary.cases_written == table.num_rows == 10 and summary.shards == []
+    assert not (tmp_path / "memory" / "cases").exists()
+    assert summary.quarantined == written.quarantined == {"invalid_json": 1, "wrong_type": 1}
+    quarantined = read_quarantine(tmp_path / "memory" / "quarantine.jsonl")
+    assert quarantined == read_quarantine(tmp_path / "files" / "quarantine.jsonl")
+    assert json.loads((tmp_path / "memory" / "summary.json").read_text())["records_read"] == 12
+    empty, nothing = ingest_table([str(tmp_path / "no-such.jsonl")], tmp_path / "none")
+    assert empty.num_rows == 0 and empty.schema.equals(CASE_SCHEMA) and nothing.failed
 
 
 def test_globs_and_fsspec_urls_are_sources(tmp_path: Path) -> None:
