@@ -159,7 +159,7 @@ def _process(job: ShardJob, work: WorkFolder, stage: Staged) -> ShardResult:
     timed("write", pq.write_table, sigs, signatures_path)
     paths = [candidates_path, decisions_path, signatures_path, quarantine_path]
     work.make_private(out, paths, stop_at=out.parent.parent)
-    # The canonical copy of the whole shard is not needed again: only candidates are kept.
+    # The ingest's folder (its summary; the quarantine was moved) is not needed again.
     shutil.rmtree(canonical, ignore_errors=True)
     return ShardResult(
         index=job.index,
