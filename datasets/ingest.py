@@ -153,9 +153,9 @@ def ingest(
 
     def read(out: Path) -> IngestSummary:
         workers = resolve_jobs(jobs) if jobs != 1 else 1
-        if workers > 1:  # None: nothing to share out (one small input)
+        if workers > 1:
             shared = ingest_in_processes(list(plan(sources, fmt)), out, settings, workers, progress)
-            if shared is not None:
+            if shared is not None:  # None: nothing to share out (one small input)
                 return shared
         writer = ShardWriter(
             out / CASES_DIR,
