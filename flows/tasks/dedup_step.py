@@ -3,10 +3,10 @@
 Wiring only: the bucket plan and the merges are ``filters/dedup/buckets.py``, the clustering
 ``filters/dedup/cluster.py``. The shards' signature files are read twice: a streaming scan of a
 few small columns of every candidate (the plan), then one pass that writes each bucket's rows to
-a scratch file of its own (an Arrow IPC stream, ``datasets/scratch_ipc.py``; one shard file in
-memory at a time). Each bucket is then read and clustered alone: memory holds one bucket's
-signatures and features, not the night's; the candidates' tool paths (the coverage gap reads
-them at publish) go to the work folder bucket by bucket.
+a scratch file of its own (one shard file in memory at a time). Each bucket is then read and
+clustered alone: memory holds one bucket's signatures and features, not the night's; the
+candidates' tool paths (the coverage gap reads them at publish) go to the work folder bucket by
+bucket.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 
-from golden_distill.datasets.scratch_ipc import SCRATCH_SUFFIX, ScratchWriter, read_scratch
 from golden_distill.filters.dedup.borderline import borderline_members
 from golden_distill.filters.dedup.buckets import (
     PLAN_COLUMNS,
@@ -60,7 +60,7 @@ def _bucket_files(files: list[str], plan: BucketPlan, work: WorkFolder) -> Itera
     folder of the flow's machine that is removed at the end (the rows hold normalised request
     text: pipeline-internal)."""
     scratch = Path(tempfile.mkdtemp(prefix="dedup-buckets-", dir=work.local_state()))  # 0700
-    writers: dict[int, ScratchWriter] = {}
+    writers: dict[int, pq.ParquetWriter] = {}
     try:
         for file in files:
             rows = pl.read_parquet(file).join(plan.assignment, on=["case_id", "exact_hash"])
@@ -68,14 +68,14 @@ def _bucket_files(files: list[str], plan: BucketPlan, work: WorkFolder) -> Itera
             for (bucket,), part in rows.partition_by("bucket", as_dict=True).items():
                 table = part.drop("bucket").to_arrow()
                 if bucket not in writers:
-                    target = scratch / f"{bucket:05d}{SCRATCH_SUFFIX}"
-                    writers[bucket] = ScratchWriter(target, table.schema)
-                writers[bucket].write(table.cast(writers[bucket].schema))
+                    target = scratch / f"{bucket:05d}.parquet"
+                    writers[bucket] = pq.ParquetWriter(target, table.schema)
+                writers[bucket].write_table(table.cast(writers[bucket].schema))
             del rows
         written = sorted(writers)
         for bucket in written:
             writers.pop(bucket).close()
-        yield [scratch / f"{bucket:05d}{SCRATCH_SUFFIX}" for bucket in written]
+        yield [scratch / f"{bucket:05d}.parquet" for bucket in written]
     finally:
         for writer in writers.values():
             writer.close()
@@ -122,7 +122,7 @@ def deduplicate_candidates(
         with _bucket_files(files, plan, work) as buckets:
             plan = replace(plan, assignment=plan.assignment.clear())  # dealt: counts only
             for bucket in buckets:
-                rows = pl.from_arrow(read_scratch(bucket)).drop("value_score")
+                rows = pl.read_parquet(bucket).drop("value_score")
                 rows = rows.join(scores, on="case_id", how="left")
                 clustering = cluster(rows, cfg)
                 tables.append(clustering.table)
