@@ -18,7 +18,7 @@ import contextlib
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,15 +73,9 @@ def seed_home() -> bool:
     template, if there is one (and it is one: a damaged or foreign file is never used). True
     when it was seeded."""
     with contextlib.suppress(Exception):
-        target, template = database_file(), template_file()
-        if target is None or target.exists() or not template.is_file():
-            return False
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with _clean_copy(template, target.parent) as copy:
-            if copy is None:
-                return False
-            os.link(copy, target)  # 0600 (mkstemp); fails rather than replace a database
-            return True
+        target = database_file()
+        # a link, not a rename: 0600 (mkstemp), and it fails rather than replace a database
+        return target is not None and _place_clean_copy(template_file(), target, os.link)
     return False
 
 
@@ -89,17 +83,27 @@ def save_template() -> bool:
     """After the temporary API started on a database it migrated: keep a copy for fresh homes
     (when none exists for this Prefect version). True when one was saved."""
     with contextlib.suppress(Exception):
-        source, template = database_file(), template_file()
-        if source is None or template.exists() or not source.is_file():
-            return False
-        template.parent.mkdir(parents=True, exist_ok=True)
-        with _clean_copy(source, template.parent) as copy:
-            if copy is None:
-                return False
-            _rollback_journal(copy)
-            os.replace(copy, template)  # whole or not at all
-            return True
+        source = database_file()
+        return source is not None and _place_clean_copy(source, template_file(), _keep)
     return False
+
+
+def _keep(copy: Path, template: Path) -> None:
+    _rollback_journal(copy)
+    os.replace(copy, template)  # whole or not at all
+
+
+def _place_clean_copy(source: Path, target: Path, place: Callable[[Path, Path], None]) -> bool:
+    """``place(copy, target)`` with a clean copy of ``source`` (``_clean_copy``), when
+    ``source`` is a file and ``target`` does not exist yet. True when it was placed."""
+    if target.exists() or not source.is_file():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _clean_copy(source, target.parent) as copy:
+        if copy is None:
+            return False
+        place(copy, target)
+        return True
 
 
 def is_clean(database: Path) -> bool:
