@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 import pytest
-from malloc_probe import mapped_bytes_of_a_block_after_a_larger_one
+from malloc_probe import where_a_block_after_a_larger_one_comes_from
 
 from golden_distill.flows.errors import StageError
 from golden_distill.flows.lean_helpers import LeanHelpers, in_helper
@@ -100,8 +100,9 @@ def test_a_helper_maps_large_blocks_whatever_it_freed_before() -> None:
     """A helper fixes glibc's mmap threshold (flows/memory.py ``fix_mmap_threshold``), so a
     task's large buffers go back to the system when freed; a plain process keeps the default."""
     with LeanHelpers(1):
-        in_helper_mapped = in_helper(mapped_bytes_of_a_block_after_a_larger_one)
-    assert in_helper_mapped >= 2_000_000
+        in_a_helper = in_helper(where_a_block_after_a_larger_one_comes_from)
+    assert in_a_helper.mapped >= 2_000_000 and in_a_helper.heap_growth < 1_000_000
     plain = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
     with plain:
-        assert plain.submit(mapped_bytes_of_a_block_after_a_larger_one).result() == 0
+        in_plain = plain.submit(where_a_block_after_a_larger_one_comes_from).result()
+    assert in_plain.mapped == 0 and in_plain.heap_growth >= 1_000_000
