@@ -26,11 +26,8 @@ from golden_distill.flows.errors import StageError, describe, set_error_log
 from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.preflight import preflight
 from golden_distill.flows.redact_stage import redact_selection
-from golden_distill.flows.tasks.global_steps import (
-    latest_version,
-    review_decisions,
-    version_location,
-)
+from golden_distill.flows.tasks.earlier_versions import latest_version, version_location
+from golden_distill.flows.tasks.global_steps import review_decisions
 from golden_distill.flows.tasks.jobs import RedactResult, ShardJob
 from golden_distill.flows.tasks.keys import prune_run_keys
 from golden_distill.flows.tasks.publish import PublishJob, best_effort, inputs_sha256

@@ -33,7 +33,8 @@ from golden_distill.flows.memory import (
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.runners import ShardRunners, likely_cached
 from golden_distill.flows.tasks.publish import PublishJob, PublishOutcome, publish_set
-from golden_distill.flows.tasks.select import Selection, select_cases
+from golden_distill.flows.tasks.select import select_cases
+from golden_distill.flows.tasks.selection_result import Selection
 from golden_distill.flows.tasks.task_guards import outputs_present
 
 #: Where the local engine keeps a task's result, inside the task's content-addressed folder.

@@ -35,7 +35,7 @@ from golden_distill.flows.tasks.redact import (
     redact_shards,
 )
 from golden_distill.flows.tasks.redact_body import load_run_keys
-from golden_distill.flows.tasks.select import Selection
+from golden_distill.flows.tasks.selection_result import Selection
 from golden_distill.flows.tasks.task_guards import outputs_present
 from golden_distill.flows.work_folder import work_folder
 from golden_distill.redaction.key_digests import RunKeys

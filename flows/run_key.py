@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 from golden_distill.filters.review import log_digest
 from golden_distill.flows.caching import version_inputs_sha256
 from golden_distill.flows.params import ResolvedRun
-from golden_distill.flows.tasks.global_steps import latest_made_from, review_log, version_location
+from golden_distill.flows.tasks.earlier_versions import latest_made_from, version_location
+from golden_distill.flows.tasks.global_steps import review_log
 
 if TYPE_CHECKING:
     from golden_distill.flows.preflight import Prepared

@@ -36,7 +36,7 @@ from golden_distill.flows.config import config_sha256
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.report import counts_rows, render_report
-from golden_distill.flows.tasks import global_steps
+from golden_distill.flows.tasks import earlier_versions, global_steps
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import carried_rows
 from golden_distill.flows.tasks.run_stats import (
@@ -44,7 +44,7 @@ from golden_distill.flows.tasks.run_stats import (
     merge_redaction_stats,
     merge_shard_stats,
 )
-from golden_distill.flows.tasks.select import Selection
+from golden_distill.flows.tasks.selection_result import Selection
 from golden_distill.redaction.inventory import new_paths
 
 
@@ -75,7 +75,7 @@ class PublishJob:
 
 def build_stats(job: PublishJob, published: dict[str, Any], case_ids: set[str]) -> dict[str, Any]:
     resolved, selection = job.resolved, job.selection
-    parent, parent_ids = global_steps.parent_case_ids(resolved)
+    parent, parent_ids = earlier_versions.parent_case_ids(resolved)
     stats = merge_shard_stats(job.results)
     stats.update(merge_redaction_stats(job.redacted))
     stats.update(selection.stats)
@@ -102,17 +102,18 @@ def build_stats(job: PublishJob, published: dict[str, Any], case_ids: set[str]) 
     )
     stats["field_inventory_new"] = new_paths(
         stats.get("field_inventory") or {},
-        global_steps.parent_field_inventory(resolved) if parent is not None else None,
+        earlier_versions.parent_field_inventory(resolved) if parent is not None else None,
     )
     return stats
 
 
 def _run_publish(job: PublishJob) -> PublishOutcome:
     resolved = job.resolved
-    same = None if resolved.params.force else global_steps.latest_made_from(resolved, job.inputs)
+    inputs = job.inputs
+    same = None if resolved.params.force else earlier_versions.latest_made_from(resolved, inputs)
     if same is not None:  # nothing changed since the latest version: it is this run's result
         version, stats = same
-        report_path = global_steps.version_location(resolved, version)
+        report_path = earlier_versions.version_location(resolved, version)
         if job.artifacts:
             best_effort(
                 "report artifacts", _artifacts, resolved, version, report_path,
@@ -155,7 +156,7 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None
     try:
         stats = build_stats(job, published, case_ids)
-        stats.update(global_steps.drift_against_pinned(resolved, parts, selection.paths))
+        stats.update(earlier_versions.drift_against_pinned(resolved, parts, selection.paths))
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
@@ -190,7 +191,7 @@ SAME_CONTENT = (
 def with_splits(published: pl.DataFrame, resolved: ResolvedRun) -> pl.DataFrame:
     """The published cases with their split: the parent version's for cases it had, else by
     cluster (filters/splits.py)."""
-    previous = global_steps.parent_splits(resolved)
+    previous = earlier_versions.parent_splits(resolved)
     curation = resolved.config.curation
     split = assign_splits(published, curation.splits, previous)
     out = published.with_columns(split)

@@ -57,11 +57,11 @@ def test_drift_lists_largest_shifts_first(build):
 
 
 def test_drift_from_the_projected_columns_equals_drift_from_whole_cases(build, tmp_path):
-    """The flow reads only DRIFT_PATHS of each version (flows/tasks/global_steps.py): the same
+    """The flow reads only DRIFT_PATHS of each version (flows/tasks/earlier_versions.py): the same
     drift as over the whole cases, also for a file made before `split`/`trust` existed."""
     import pyarrow.parquet as pq
 
-    from golden_distill.flows.tasks.global_steps import _drift_columns
+    from golden_distill.flows.tasks.earlier_versions import _drift_columns
 
     before = _version(build).with_columns(redaction=pl.lit('{"PERSON": 2}'))
     after = _version(build, changed=True).with_columns(split=pl.lit("dev"), trust=pl.lit("oracle"))

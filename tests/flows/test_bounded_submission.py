@@ -241,7 +241,7 @@ def test_process_runner_publishes_what_the_thread_runner_does(
     from golden_distill.datasets.reader import open_set
     from golden_distill.flows.distill import run_distill
     from golden_distill.flows.params import DistillParams
-    from golden_distill.flows.tasks.select import Selection
+    from golden_distill.flows.tasks.selection_result import Selection
 
     live_at_selection: list[int] = []  # child processes alive when the selection is read
     result = PrefectConcurrentFuture.result
