@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from golden_distill.flows.cli.sets import ConfigOpt, OptionsOpt, StoreOpt, _guard, _store
+from golden_distill.flows.cli.store_access import ConfigOpt, OptionsOpt, StoreOpt, guard, open_store
 
 HELP = """Erase a subject (right to be forgotten) from every retained version of a set.
 
@@ -55,8 +55,8 @@ def erase_cmd(
     from golden_distill.redaction.key_rules import RuleMatcher
     from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
 
-    fs = _store(store, storage_options, config)
-    _guard(lambda: check_set_name(set_name))
+    fs = open_store(store, storage_options, config)
+    guard(lambda: check_set_name(set_name))
     pipeline = _pipeline_config(config)
     try:
         subjects = [Subject.parse(s) for s in subject]
@@ -65,7 +65,7 @@ def erase_cmd(
             local_key_file=pipeline.redaction.local_key_file,
         ).key
         matcher = RuleMatcher(pipeline.redaction)
-        plan, _needles = _guard(lambda: plan_erasure(fs, set_name, subjects, key.secret, matcher))
+        plan, _needles = guard(lambda: plan_erasure(fs, set_name, subjects, key.secret, matcher))
     except (ErasureError, PseudonymKeyError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -109,7 +109,7 @@ def erase_cmd(
             signing_key=signer,
         ).version
 
-    plan = _guard(lambda: apply_erasure(fs, plan, key_id=key.key_id, publish=publish))
+    plan = guard(lambda: apply_erasure(fs, plan, key_id=key.key_id, publish=publish))
     if plan.new_version:
         typer.echo(f"published {set_name}@{plan.new_version} without the subject")
     for alias, (old, new) in plan.moved.items():
@@ -123,7 +123,7 @@ def _pipeline_config(config: Path | None) -> Any:
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.flows.config import load_pipeline_config
 
-    return _guard(lambda: load_pipeline_config(config))
+    return guard(lambda: load_pipeline_config(config))
 
 
 def register(app: typer.Typer) -> None:

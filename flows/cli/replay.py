@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from golden_distill.flows.cli.sets import OptionsOpt, StoreOpt, _guard, _open, _store
+from golden_distill.flows.cli.store_access import OptionsOpt, StoreOpt, guard, open_ref, open_store
 
 REPLAY_HELP = """Replay a golden set against a new agent version and gate the release.
 
@@ -81,13 +81,13 @@ def replay_cmd(
     _check_split(split)
     if results and sql_dialect(results) is None:
         _usage(f"--results {redact_url(results)}: expected sqlite:///... or postgresql://...")
-    fs = _store(store, storage_options, None)
-    config = _guard(lambda: load_replay_config(gate or SHIPPED_GATE))
+    fs = open_store(store, storage_options, None)
+    config = guard(lambda: load_replay_config(gate or SHIPPED_GATE))
     try:
         load_agent(agent)
     except AgentSpecError as exc:
         _usage(str(exc))
-    golden = _guard(lambda: _open(fs, ref))
+    golden = guard(lambda: open_ref(fs, ref))
     total = _count(golden, funnel, split)
     baseline = f"{golden.name}@{golden.version}"
 
@@ -110,7 +110,7 @@ def replay_cmd(
                 on_case=lambda _: progress.advance(task),
             )
 
-    replay = _guard(run)
+    replay = guard(run)
     write_outputs(replay, out)
     (out / "report.html").write_text(render_report(replay), encoding="utf-8")
     if results:
@@ -158,9 +158,9 @@ def export_cmd(
 
     if fmt not in FORMATS:
         _usage(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
-    fs = _store(store, storage_options, None)
-    golden = _guard(lambda: _open(fs, ref))
-    written = _guard(lambda: sum(1 for _ in export_cases(golden.cases(funnel=funnel), fmt, out)))
+    fs = open_store(store, storage_options, None)
+    golden = guard(lambda: open_ref(fs, ref))
+    written = guard(lambda: sum(1 for _ in export_cases(golden.cases(funnel=funnel), fmt, out)))
     typer.echo(f"{golden.name}@{golden.version}: {written} cases written to {out} ({fmt})")
 
 

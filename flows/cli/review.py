@@ -16,7 +16,14 @@ from typing import Annotated, Any
 
 import typer
 
-from golden_distill.flows.cli.sets import ConfigOpt, OptionsOpt, StoreOpt, _guard, _open, _store
+from golden_distill.flows.cli.store_access import (
+    ConfigOpt,
+    OptionsOpt,
+    StoreOpt,
+    guard,
+    open_ref,
+    open_store,
+)
 
 HELP = """Human review of published cases: export a sheet, fill in decisions, import it.
 
@@ -53,7 +60,7 @@ def _rows(golden: Any, everything: bool) -> list[dict[str, Any]]:
     changed: set[str] = set()
     parent = golden.manifest.get("parent_version")
     if parent:
-        other = _open(golden.store, f"{golden.name}@{parent}", verify=False)
+        other = open_ref(golden.store, f"{golden.name}@{parent}", verify=False)
         previous = pl.from_arrow(other.read_table())
         assert isinstance(previous, pl.DataFrame)
         parent_ids = set(previous["case_id"].to_list())
@@ -113,9 +120,9 @@ def export_cmd(
     """
     if out.suffix not in (".csv", ".html"):
         raise typer.BadParameter("use a .csv or .html file", param_hint="--out")
-    fs = _store(store, storage_options, config)
-    golden = _guard(lambda: _open(fs, ref))
-    rows = _guard(lambda: _rows(golden, everything))
+    fs = open_store(store, storage_options, config)
+    golden = guard(lambda: open_ref(fs, ref))
+    rows = guard(lambda: _rows(golden, everything))
     if out.suffix == ".csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
@@ -157,8 +164,8 @@ def import_cmd(
     if not sheet.is_file():
         typer.echo(f"no such sheet: {sheet}", err=True)
         raise typer.Exit(2)
-    _guard(lambda: check_set_name(set_name))
-    fs = _store(store, storage_options, config)
+    guard(lambda: check_set_name(set_name))
+    fs = open_store(store, storage_options, config)
     at = datetime.now(UTC).isoformat(timespec="seconds")
     entries = []
     with sheet.open(newline="") as handle:

@@ -1,0 +1,113 @@
+"""What every command on a store shares: the `--store`, `--storage-options`, `--config` and
+`--public-key` options, opening the store and a version, and expected errors as one clear line
+with exit code 2 (``guard``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from golden_distill.datasets.config_model import ConfigError
+from golden_distill.datasets.publish_config import PublishConfig
+from golden_distill.datasets.store.fs import StoreError, StoreFS
+from golden_distill.datasets.store.layout import LayoutError, parse_ref
+
+T = TypeVar("T")
+
+StoreOpt = Annotated[
+    str | None,
+    typer.Option("--store", envvar="GOLDEN_STORE", help="Store URL (folder, s3://...)."),
+]
+OptionsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--storage-options",
+        envvar="GOLDEN_STORAGE_OPTIONS",
+        help='fsspec options as JSON, e.g. \'{"client_kwargs": {"endpoint_url": "..."}}\'.',
+    ),
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", help="Pipeline config whose `publish:` section gives defaults."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+PublicKeyOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--public-key",
+        help="Ed25519 public key (PEM) the version must be signed by; repeatable. "
+        "Default: the store's trusted_keys/ (none there: signatures are not required).",
+    ),
+]
+
+
+def publish_config(config: Path | None) -> Any:
+
+    if config is None:
+        return PublishConfig()
+    # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.flows.config import load_pipeline_config
+
+    return load_pipeline_config(config).publish
+
+
+def open_store(store: str | None, options: str | None, config: Path | None) -> Any:
+
+    cfg = publish_config(config)
+    storage_options = dict(cfg.storage_options)
+    if options:
+        try:
+            extra = json.loads(options)
+        except json.JSONDecodeError:
+            raise typer.BadParameter("not valid JSON", param_hint="--storage-options") from None
+        storage_options.update(extra)
+    return StoreFS(store or cfg.store_url, storage_options)
+
+
+def guard(action: Callable[[], T]) -> T:
+    """Run ``action``; expected errors become one clear line and exit code 2."""
+    # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.datasets.store.manifest import ManifestError
+    from golden_distill.datasets.store.verify import ChecksumError
+    from golden_distill.datasets.store.versions import VersionNotFound
+
+    expected = (
+        ConfigError,
+        StoreError,
+        LayoutError,
+        ManifestError,
+        ChecksumError,
+        VersionNotFound,
+        KeyError,
+        FileNotFoundError,
+    )
+    try:
+        return action()
+    except expected as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(2) from None
+
+
+def open_ref(
+    store: Any, ref: str, verify: bool = True, public_key: list[Path] | None = None
+) -> Any:
+    # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.datasets.reader import GoldenSet
+    from golden_distill.datasets.store.versions import resolve
+
+    parsed = parse_ref(ref)
+    return GoldenSet(
+        store, parsed.set_name, resolve(store, parsed), verify=verify, public_keys=public_key
+    )
+
+
+def trusted_keys(public_key: list[Path] | None) -> Any:
+    # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.datasets.store.signing import public_keys_from
+
+    return guard(lambda: public_keys_from(public_key or None))
