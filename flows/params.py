@@ -19,6 +19,12 @@ from golden_distill.flows.run_config import is_url
 from golden_distill.flows.work_folder import WorkFolder, work_folder
 
 
+class RunParamsError(ValueError):
+    """The parameters do not make a run (no source, a work folder that cannot hold files). Its
+    message names the setting and quotes no record data, so the run report shows it whole
+    (``flows.errors.describe`` withholds the messages of errors from elsewhere)."""
+
+
 class DistillParams(BaseModel):
     """Everything one run of `distill` needs; config values fill what is not given here."""
 
@@ -125,7 +131,7 @@ class DistillParams(BaseModel):
             config = config.model_copy(update={"run": run})
         sources = list(self.sources) or list(config.run.sources)
         if not sources:
-            raise ValueError("no sources: pass --source (or `sources`), or set run.sources")
+            raise RunParamsError("no sources: pass --source (or `sources`), or set run.sources")
         store = self.store_url or config.publish.store_url
         set_name = self.set_name or config.publish.set_name
         return ResolvedRun(
@@ -164,7 +170,7 @@ class ResolvedRun:
     def work_dir(self) -> Path:
         """The local work folder (a URL work folder has none: use ``work``)."""
         if self.config.run.remote_work:
-            raise ValueError(f"the work folder {self.config.run.work_dir} is a URL, not a path")
+            raise RunParamsError(f"the work folder {self.config.run.work_dir} is a URL, not a path")
         return Path(self.config.run.work_dir).resolve()
 
     @property

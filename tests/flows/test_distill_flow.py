@@ -198,6 +198,10 @@ def test_golden_run_names_the_failing_stage_and_exits_non_zero(
     assert bad_window.exit_code == 2
     assert "stage 'validate'" in bad_window.output and "since" in bad_window.output
 
+    nothing = runner.invoke(app, ["run", "--config", str(_config_without_sources(tmp_path))])
+    assert nothing.exit_code == 1
+    assert "stage 'validate'" in nothing.output and "no sources: pass --source" in nothing.output
+
     missing = runner.invoke(app, ["run", "--source", str(tmp_path / "nope")])
     assert missing.exit_code == 1
     assert "stage 'discover'" in missing.output and "no such file" in missing.output
@@ -205,3 +209,9 @@ def test_golden_run_names_the_failing_stage_and_exits_non_zero(
 
     help_text = runner.invoke(app, ["run", "--help"])
     assert help_text.exit_code == 0 and "Example" in help_text.output
+
+
+def _config_without_sources(folder: Path) -> Path:
+    path = folder / "no-sources.yaml"
+    path.write_text("run:\n  sources: []\n")
+    return path
