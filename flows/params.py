@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from golden_distill.datasets.sources.uris import display_uri
 from golden_distill.datasets.store.layout import LayoutError, check_set_name
 from golden_distill.flows.config import PipelineConfig, load_pipeline_config
 from golden_distill.flows.run_config import is_url
@@ -170,7 +171,8 @@ class ResolvedRun:
     def work_dir(self) -> Path:
         """The local work folder (a URL work folder has none: use ``work``)."""
         if self.config.run.remote_work:
-            raise RunParamsError(f"the work folder {self.config.run.work_dir} is a URL, not a path")
+            shown = display_uri(str(self.config.run.work_dir))  # the message is shown whole
+            raise RunParamsError(f"the work folder {shown} is a URL, not a path")
         return Path(self.config.run.work_dir).resolve()
 
     @property

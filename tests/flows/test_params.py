@@ -77,3 +77,17 @@ def test_configuration_reference_covers_every_section():
     for section in PipelineConfig.model_fields:
         assert f"## `{section}:`" in text
     assert "`run.task_runner`" in text and "`run.dask_address`" in text
+
+
+def test_a_url_work_folder_has_no_path_and_the_message_masks_its_credentials():
+    from golden_distill.flows.errors import describe
+    from golden_distill.flows.params import RunParamsError
+
+    resolved = DistillParams(
+        sources=["x"], work_dir="s3://planted-user:planted-secret@bucket/work"
+    ).resolve()
+    with pytest.raises(RunParamsError) as info:
+        resolved.work_dir  # noqa: B018 - the property is what raises
+    shown = describe(info.value)  # what a run would print: the message whole (ours)
+    assert "is a URL, not a path" in shown and "s3://***@bucket/work" in shown
+    assert "planted-user" not in shown and "planted-secret" not in shown
