@@ -27,14 +27,16 @@ VALUE_CACHES: dict[str, tuple[str, ...]] = {
     "golden_distill.redaction.case_scan": ("_leaf_path",),
 }
 #: caches kept across tasks: keyed by configuration (patterns, the secrets ruleset, the key's
-#: round keys per key type and configured prefix) or shipped data (the name lexicon), never by
-#: a value read; a few entries each
+#: round keys per key type and configured prefix, the permutation of a key type's value shape
+#: such as ``AAA-9999``: classes and punctuation, never characters) or shipped data (the name
+#: lexicon), never by a value read; a few entries each
 KEPT_CACHES = frozenset(
     {
         "_compiled",
         "_entropy_plugins",
         "_kind",
         "_round_key",
+        "_shape",
         "bounded_backtracking",
         "get_mapping_from_secret_type_to_class",
         "lexicon",

@@ -96,6 +96,88 @@ def _unrank(n: int, rest: str, radices: list[int]) -> str:
     return "".join(reversed(out))
 
 
+#: ASCII character -> its class in a value's shape: digit, lower or upper letter (other
+#: characters stay themselves: they are kept as they are and do not count)
+_KIND = str.maketrans({**dict.fromkeys(_DIGITS, "9"), **dict.fromkeys(_LOWER, "a"),
+                       **dict.fromkeys(_UPPER, "A")})  # fmt: skip
+#: lower-case letter -> its base-26 digit as ``int(text, 26)`` reads it
+_TO_BASE26 = str.maketrans(_LOWER, "0123456789abcdefghijklmnop")
+#: every two-letter string by its base-26 value (0 = "aa")
+_LOWER_PAIRS = tuple(a + b for a in _LOWER for b in _LOWER)
+_UPPER_PAIRS = tuple(a + b for a in _UPPER for b in _UPPER)
+
+
+class _Shape:
+    """What the permutation of one (key, key type, kept prefix, ASCII shape) needs, worked out
+    once: the domain's size and rounds, and the value's letter and digit runs, so a value's
+    rank and unrank are a few ``int()`` and format calls instead of a loop per character
+    (``key_pseudonym`` is called for every key a run publishes, twice: key pass, redaction)."""
+
+    __slots__ = ("bits", "half", "lead", "literals", "mask", "protos", "runs", "size", "width")
+
+    def __init__(self, secret: bytes, key_type: str, kept: str, kinds: str) -> None:
+        radices = [10 if k == "9" else 26 if k in "aA" else 1 for k in kinds]
+        self.size = 1
+        for radix in radices:
+            self.size *= radix
+        self.bits = max(2, (self.size - 1).bit_length())
+        self.bits += self.bits % 2
+        self.half = self.bits // 2
+        self.mask = (1 << self.half) - 1
+        self.width = (self.half + 7) // 8
+        tweak = f"fpe\x1f{key_type}\x1f{kept}\x1f{''.join(map(str, radices))}".encode()
+        self.protos = _round_key(secret, tweak)
+        lead = next((i for i, r in enumerate(radices) if r != 1), None)
+        #: the first digit's position when the value (no kept prefix) starts with a digit
+        self.lead = lead if lead is not None and radices[lead] == 10 and not kept else None
+        #: (start, end, radix, block, upper) per run of one class; literals around them
+        self.runs: list[tuple[int, int, int, int, bool]] = []
+        self.literals: list[str] = []
+        at = 0
+        for run in re.finditer(r"9+|a+|A+", kinds):
+            start, end = run.span()
+            radix = 10 if kinds[start] == "9" else 26
+            self.literals.append(kinds[at:start])
+            self.runs.append((start, end, radix, radix ** (end - start), kinds[start] == "A"))
+            at = end
+        self.literals.append(kinds[at:])
+
+    def rank(self, rest: str) -> int:
+        n = 0
+        for start, end, radix, block, upper in self.runs:
+            part = rest[start:end]
+            if radix == 10:
+                n = n * block + int(part)
+            else:
+                n = n * block + int((part.lower() if upper else part).translate(_TO_BASE26), 26)
+        return n
+
+    def unrank(self, n: int) -> str:
+        parts = [self.literals[-1]]
+        for (start, end, radix, block, upper), literal in zip(
+            reversed(self.runs), reversed(self.literals[:-1]), strict=True
+        ):
+            n, value = divmod(n, block)
+            if radix == 10:
+                parts.append(f"{value:0{end - start}d}")
+            else:  # two letters per step, from the right; an odd length leaves the first
+                pairs = _UPPER_PAIRS if upper else _LOWER_PAIRS
+                chars = []
+                for _ in range((end - start) // 2):
+                    value, d = divmod(value, 676)
+                    chars.append(pairs[d])
+                if (end - start) % 2:
+                    chars.append((_UPPER if upper else _LOWER)[value])
+                parts.append("".join(reversed(chars)))
+            parts.append(literal)
+        return "".join(reversed(parts))
+
+
+@lru_cache(maxsize=4096)
+def _shape(secret: bytes, key_type: str, kept: str, kinds: str) -> _Shape:
+    return _Shape(secret, key_type, kept, kinds)
+
+
 @lru_cache(maxsize=1 << 16)
 def key_pseudonym(
     value: str, key_type: str, secret: bytes, prefix: str | None = None, widen: int = 0
@@ -106,7 +188,11 @@ def key_pseudonym(
     walking) of every value with the same shape, so two different values of one key type never
     share a pseudonym. Cycle walking also keeps a leading non-zero digit non-zero and never lets
     an unprefixed value's pseudonym start with a configured prefix. ``widen`` appends that many
-    digits first (``CollisionGuard``: a pseudonym that equals another original is widened)."""
+    digits first (``CollisionGuard``: a pseudonym that equals another original is widened).
+
+    An ASCII value takes its shape's precomputed runs (``_Shape``), any other the character
+    loop (``_generic_pseudonym``): both give the same pseudonym (tests/redaction/
+    test_pseudonym.py compares them)."""
     kept = ""
     prefix_re = _compiled(prefix) if prefix else None
     if prefix_re is not None:
@@ -114,6 +200,49 @@ def key_pseudonym(
         if match:
             kept = match.group(0)
     rest = value[len(kept) :] + "0" * widen
+    if not rest.isascii():
+        return _generic_pseudonym(value, key_type, secret, prefix, widen, kept, rest, prefix_re)
+    shape = _shape(secret, key_type, kept, rest.translate(_KIND))
+    size = shape.size
+    if size <= 1:
+        return kept + rest
+    lead = shape.lead
+    lead_nonzero = lead is not None and rest[lead] != "0"
+    check_prefix = not kept and prefix_re is not None
+    x = shape.rank(rest)
+    half, mask, width, protos = shape.half, shape.mask, shape.width, shape.protos
+    from_bytes = int.from_bytes
+    for _ in range(1 << 16):
+        left, right = x >> half, x & mask  # _feistel, inlined
+        for proto in protos:
+            h = proto.copy()
+            h.update(right.to_bytes(width, "big"))
+            left, right = right, left ^ (from_bytes(h.digest(), "big") & mask)
+        x = (left << half) | right
+        if x < size:
+            candidate = shape.unrank(x)
+            if lead is not None and (candidate[lead] != "0") != lead_nonzero:
+                continue
+            if check_prefix and prefix_re.match(candidate):  # type: ignore[union-attr]
+                continue
+            if kept + candidate == value:  # a fixed point would publish the original
+                return key_pseudonym(value, key_type, secret, prefix, widen + 1)
+            return kept + candidate
+    raise ValueError("pseudonym domain too constrained")  # unreachable in practice
+
+
+def _generic_pseudonym(
+    value: str,
+    key_type: str,
+    secret: bytes,
+    prefix: str | None,
+    widen: int,
+    kept: str,
+    rest: str,
+    prefix_re: re.Pattern[str] | None,
+) -> str:
+    """``key_pseudonym`` of a value with non-ASCII characters, one character at a time
+    (``str.isdigit`` counts other scripts' digits as digits, with the rank of ``ord - 48``)."""
     radices = _radices(rest)
     size = 1
     for radix in radices:
