@@ -3,7 +3,8 @@ whether both write identical outputs.
 
 Takes a kept benchmark run (``bench/end_to_end.py``'s run folder, read only) and redacts the
 chosen cases of N of its shards in sequence in one process per checkout, as a redact worker
-does (``flows.tasks.redact_body.redact_candidates``: one fresh redactor per shard). Both
+does (``flows.tasks.redact_body.redact_candidates``: one fresh redactor per shard, with the
+base pseudonyms the key pass hands over in checkouts that have them, computed untimed). Both
 checkouts run at the same time, so they share the machine's load; per-shard CPU
 (``time.process_time``) is printed for each, and the ratio over all shards but the first (it
 also pays the imports and the analyzer's first use) and the last (the faster checkout has
@@ -30,6 +31,22 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+
+def known_bases(cfg, chosen):  # type: ignore[no-untyped-def]
+    """The base pseudonyms the flow's key pass hands to a shard's redaction (session 14 on),
+    or None for a checkout without the hand-over."""
+    try:
+        from golden_distill.redaction.known_bases import KnownBases
+    except ImportError:
+        return None
+    from golden_distill.flows.tasks.task_guards import run_key
+    from golden_distill.redaction.key_scan import KeyScanner
+
+    entries: list = []
+    scanner = KeyScanner(cfg.redaction, run_key(cfg, None).secret)
+    scanner.digests(chosen.to_pylist(), entries)
+    return KnownBases.of(entries)
 
 
 def child(run: Path, start: int, count: int, dump: Path) -> None:
@@ -66,10 +83,16 @@ def child(run: Path, start: int, count: int, dump: Path) -> None:
             .to_arrow()
         )
         quarantine = dump / f"quarantine-{i}.jsonl"
+        known = known_bases(cfg, chosen)  # the key pass's share (untimed), when it has one
         cpu = time.process_time()
-        table, quarantined, stats, published = redact_candidates(
-            chosen, cfg, quarantine, None, run_keys
-        )
+        if known is None:
+            table, quarantined, stats, published = redact_candidates(
+                chosen, cfg, quarantine, None, run_keys
+            )
+        else:
+            table, quarantined, stats, published = redact_candidates(
+                chosen, cfg, quarantine, None, run_keys, known
+            )
         cpu = time.process_time() - cpu
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, table.schema) as writer:

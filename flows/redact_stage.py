@@ -77,8 +77,26 @@ def chosen_by_shard(
     return out
 
 
-def make_keys_jobs(
+def known_bases_paths(
     prepared: Prepared, chosen: list[tuple[ShardResult, tuple[str, ...]]], round_no: int
+) -> list[str]:
+    """Per chosen shard, where its key pass leaves the base pseudonyms its redaction reads
+    (redaction/known_bases.py): named by the shard's redaction key, so a cached key pass's
+    file serves the same redaction."""
+    work = work_folder(prepared.resolved.config)
+    paths = []
+    for n, (result, mine) in enumerate(chosen):
+        key = redact_cache_key(result.cache_key, mine, prepared.key_id)
+        name = key[:16] if key else f"{time.time_ns()}-{round_no}-{n}"
+        paths.append(work.next_to(result.candidates_path, f"key-bases-{name}.arrow"))
+    return paths
+
+
+def make_keys_jobs(
+    prepared: Prepared,
+    chosen: list[tuple[ShardResult, tuple[str, ...]]],
+    round_no: int,
+    bases_paths: list[str] | None = None,
 ) -> list[KeysJob]:
     """The key pass of the chosen cases, in a few tasks of several shards each
     (flows/tasks/keys.py)."""
@@ -90,8 +108,9 @@ def make_keys_jobs(
             candidates_path=result.candidates_path,
             case_ids=mine,
             cache_key=redact_cache_key(result.cache_key, mine, prepared.key_id),
+            known_bases_path=bases,
         )
-        for result, mine in chosen
+        for (result, mine), bases in zip(chosen, bases_paths or [None] * len(chosen), strict=True)
     ]
     jobs = []
     for n, group in enumerate(group_parts(parts, prepared.resolved.config.run.max_parallel_shards)):
@@ -118,12 +137,14 @@ def redact_jobs(
     chosen: list[tuple[ShardResult, tuple[str, ...]]],
     round_no: int,
     run_keys_path: str,
+    bases_paths: list[str] | None = None,
 ) -> list[RedactJob]:
     """One redact job per shard with chosen cases not redacted yet."""
     version = pipeline_version()
     work = work_folder(prepared.resolved.config)
     jobs = []
-    for result, mine in chosen:
+    bases = bases_paths or [None] * len(chosen)
+    for (result, mine), known_bases_path in zip(chosen, bases, strict=True):
         key = redact_cache_key(result.cache_key, mine, prepared.key_id)
         folder = f"redacted-{key[:16]}" if key else f"redacted-{time.time_ns()}-{round_no}"
         jobs.append(
@@ -138,6 +159,7 @@ def redact_jobs(
                 key_id=prepared.key_id,
                 pipeline_version=version,
                 run_keys_path=run_keys_path,
+                known_bases_path=known_bases_path,
             )
         )
     return jobs
@@ -204,7 +226,8 @@ def redact_selection(
         if not chosen:
             break
         parallel = round_parallel(sum(len(ids) for _, ids in chosen))
-        keys_jobs = make_keys_jobs(prepared, chosen, round_no)
+        bases_paths = known_bases_paths(prepared, chosen, round_no)
+        keys_jobs = make_keys_jobs(prepared, chosen, round_no, bases_paths)
         key_passes |= {job.cache_key for job in keys_jobs if job.cache_key}
         keys, _ = engine.map(collect_keys, keys_jobs, "keys_done", "keys", parallel)
         # the key-pass workers leave before the merge (their ~0.5 GB each beside the flow's
@@ -217,7 +240,7 @@ def redact_selection(
         )
         del keys, previous
         release_memory()  # the merge's working memory; the digests stay in their file only
-        jobs = redact_jobs(prepared, chosen, round_no, run_keys_path)
+        jobs = redact_jobs(prepared, chosen, round_no, run_keys_path, bases_paths)
         all_jobs.extend(jobs)
         for job in jobs:
             done.update(job.case_ids)

@@ -35,13 +35,16 @@ from collections.abc import Iterable
 import numpy as np
 
 from golden_distill.redaction.key_digests import (
+    DIGEST_BYTES,
     PublishedDigests,
     RunKeys,
     contains,
     digest_array,
     key_digest,
+    key_digest_wide,
 )
 from golden_distill.redaction.key_rules import KeyRule
+from golden_distill.redaction.known_bases import KnownBases
 from golden_distill.redaction.pseudonym import key_pseudonym
 
 
@@ -56,6 +59,7 @@ class CollisionGuard:
             by_type.setdefault(rule, set()).add(value)
         run = run or RunKeys()
         self._widen: dict[tuple[str, str], int] = {}
+        self._base: dict[tuple[str, str], tuple[str | None, str]] = {}
         self.widened = 0
         #: originals of this table the run's digests do not hold (0 when the key pass saw
         #: every chosen case; the flow reports it)
@@ -68,6 +72,7 @@ class CollisionGuard:
             kt = rule.key_type
             ordered = sorted(values)
             base_of = {v: key_pseudonym(v, kt, secret, rule.prefix) for v in ordered}
+            self._base.update(((kt, v), (rule.prefix, base)) for v, base in base_of.items())
             used = set(base_of.values())
             base_digests = np.fromiter(
                 (key_digest(secret, kt, base_of[v]) for v in ordered), dtype=np.uint64
@@ -104,6 +109,12 @@ class CollisionGuard:
     def widen(self, value: str, key_type: str) -> int:
         return self._widen.get((key_type, value), 0)
 
+    def base(self, value: str, key_type: str, prefix: str | None) -> str | None:
+        """The base pseudonym the guard decided ``value`` on (``key_pseudonym`` of it), when it
+        saw ``value`` under a rule with this ``prefix``; None if not (the caller computes)."""
+        found = self._base.get((key_type, value))
+        return found[1] if found is not None and found[0] == prefix else None
+
 
 class NotCovered(Exception):
     """The batch-by-batch guard cannot promise the eager guard's decisions for this table."""
@@ -134,11 +145,15 @@ class RunCoveredGuard(CollisionGuard):
     the same sets (``digest_array`` sorts them).
     """
 
-    def __init__(self, secret: bytes, run: RunKeys) -> None:
+    def __init__(self, secret: bytes, run: RunKeys, known: KnownBases | None = None) -> None:
+        """``known``: the base pseudonyms the key pass computed for this table (looked up
+        instead of computed again; a key it lacks is computed)."""
         # not CollisionGuard.__init__: nothing is known before the first batch
         self._secret = secret
         self._run = run
+        self._known = known or KnownBases()
         self._widen = {}
+        self._base = {}
         self.widened = 0
         self.uncovered = 0  # an uncovered original raises NotCovered instead
         self._rule_of: dict[tuple[str, str], KeyRule] = {}
@@ -162,20 +177,29 @@ class RunCoveredGuard(CollisionGuard):
         run, secret = self._run, self._secret
         batch = []
         for rule, values in by_type.items():  # first check all, so nothing half-decided stays
-            kt = rule.key_type
+            kt, prefix = rule.key_type, rule.prefix
             ordered = sorted(values)
-            bases = np.fromiter(
-                (
-                    key_digest(secret, kt, key_pseudonym(v, kt, secret, rule.prefix))
-                    for v in ordered
-                ),
-                dtype=np.uint64,
+            known = self._known.for_rule(kt, prefix)
+            mine_wide = [key_digest_wide(secret, kt, v) for v in ordered]
+            base_of: list[tuple[str, int]] = []
+            for value, wide in zip(ordered, mine_wide, strict=True):
+                hit = known.get(wide)
+                if hit is None:
+                    base = key_pseudonym(value, kt, secret, prefix)
+                    hit = (base, key_digest(secret, kt, base))
+                base_of.append(hit)
+            bases = np.fromiter((digest for _, digest in base_of), dtype=np.uint64)
+            mine = np.fromiter(
+                (int.from_bytes(w[:DIGEST_BYTES], "big") for w in mine_wide), dtype=np.uint64
             )
-            mine = np.fromiter((key_digest(secret, kt, v) for v in ordered), dtype=np.uint64)
             if not (run.are_originals(mine).all() and contains(run.bases, bases).all()):
                 raise NotCovered("an original the run's key digests do not hold")
-            batch.append((rule, ordered, bases))
-        for rule, ordered, bases in batch:
+            batch.append((rule, ordered, bases, base_of))
+        for rule, ordered, bases, base_of in batch:
+            self._base.update(
+                ((rule.key_type, v), (rule.prefix, b))
+                for v, (b, _) in zip(ordered, base_of, strict=True)
+            )
             self._decide(rule, ordered, bases)
 
     def _decide(self, rule: KeyRule, ordered: list[str], bases: np.ndarray) -> None:

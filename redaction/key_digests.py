@@ -33,13 +33,20 @@ from functools import cached_property
 import numpy as np
 
 DIGEST_BYTES = 8
+WIDE_DIGEST_BYTES = 16
 _EMPTY = np.zeros(0, dtype=np.uint64)
 
 
 def key_digest(secret: bytes, key_type: str, value: str) -> int:
     """Keyed digest of one key value (an original or a pseudonym) of ``key_type``."""
+    return int.from_bytes(key_digest_wide(secret, key_type, value)[:DIGEST_BYTES], "big")
+
+
+def key_digest_wide(secret: bytes, key_type: str, value: str) -> bytes:
+    """The first 16 bytes of the HMAC ``key_digest`` takes its 8 from: what identifies an
+    original where a false match must not happen (``known_bases.py``)."""
     msg = f"key-collision\x1f{key_type}\x1f{value}".encode()
-    return int.from_bytes(hmac.new(secret, msg, hashlib.sha256).digest()[:DIGEST_BYTES], "big")
+    return hmac.new(secret, msg, hashlib.sha256).digest()[:WIDE_DIGEST_BYTES]
 
 
 def digest_array(digests: Iterable[int]) -> np.ndarray:

@@ -18,9 +18,16 @@ from typing import Any
 
 from golden_distill.redaction.case_scan import CaseScan, scan_case
 from golden_distill.redaction.config import RedactionConfig
-from golden_distill.redaction.key_digests import KeyDigests, digest_array, key_digest
+from golden_distill.redaction.key_digests import (
+    DIGEST_BYTES,
+    KeyDigests,
+    digest_array,
+    key_digest,
+    key_digest_wide,
+)
 from golden_distill.redaction.key_rules import KeyRule, RuleMatcher
 from golden_distill.redaction.key_walk import WalkMemo, case_keys
+from golden_distill.redaction.known_bases import Entry
 from golden_distill.redaction.pseudonym import key_pseudonym
 
 #: Key type of identifier-shaped values no rule classifies (one namespace, so one value reads
@@ -90,9 +97,12 @@ class KeyScanner:
             found.update((value, self.id_rule) for value in unknown)
         return found
 
-    def digests(self, rows: Iterable[dict[str, Any]]) -> KeyDigests:
+    def digests(
+        self, rows: Iterable[dict[str, Any]], known: list[Entry] | None = None
+    ) -> KeyDigests:
         """Digests of every original key of ``rows`` (one shard's cases: their repeated texts
-        are walked once) and of its base pseudonym."""
+        are walked once) and of its base pseudonym. ``known``: gets each base pseudonym with
+        the original's wide digest, for the redaction of the same rows (``known_bases.py``)."""
         pairs: set[tuple[str, KeyRule]] = set()
         memo = WalkMemo()
         originals = []
@@ -102,7 +112,11 @@ class KeyScanner:
                 pairs |= self.keys(row, memo)
             for value, rule in pairs:
                 kt = rule.key_type
-                originals.append(key_digest(self.secret, kt, value))
+                wide = key_digest_wide(self.secret, kt, value)
+                originals.append(int.from_bytes(wide[:DIGEST_BYTES], "big"))
                 base = key_pseudonym(value, kt, self.secret, rule.prefix)
-                bases.append(key_digest(self.secret, kt, base))
+                base_digest = key_digest(self.secret, kt, base)
+                bases.append(base_digest)
+                if known is not None:
+                    known.append((kt, rule.prefix, wide, base, base_digest))
         return KeyDigests(originals=digest_array(originals), bases=digest_array(bases))

@@ -311,7 +311,12 @@ class Propagator:
             params = dict(self.operators[label].params, entity_type=label)
             if self.guard is not None and "key_type" in params:
                 params["widen"] = self.guard.widen(value, params["key_type"])
-            new = self.operator.operate(value, params)
+            # the base pseudonym the guard decided on (``key_pseudonym``, often from the key
+            # pass: known_bases.py) instead of computing it again
+            base = None
+            if self.guard is not None and "key_type" in params and not params["widen"]:
+                base = self.guard.base(value, params["key_type"], params.get("prefix"))
+            new = base if base is not None else self.operator.operate(value, params)
             self._substitutes[(value, label)] = new
             self.emitted.add(new)
         return new

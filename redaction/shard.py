@@ -30,6 +30,7 @@ from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.redaction.collisions import CollisionGuard, NotCovered, RunCoveredGuard
 from golden_distill.redaction.findings_cache import FindingsCache
 from golden_distill.redaction.key_digests import PublishedDigests, RunKeys
+from golden_distill.redaction.known_bases import KnownBases
 from golden_distill.redaction.redactor import STAGE, Redactor, keys_of
 
 DEFAULT_BATCH_CASES = 1_000
@@ -124,16 +125,18 @@ def redact_table(
     *,
     batch_cases: int = DEFAULT_BATCH_CASES,
     run_keys: RunKeys | None = None,
+    known_bases: KnownBases | None = None,
 ) -> ShardRedactionResult:
     """Redact every case of ``table``; quarantined cases are dropped from the output table.
     ``run_keys``: the run's key digests (the flow's key pass), so no pseudonym equals an
-    original of another table."""
+    original of another table; ``known_bases``: the base pseudonyms that key pass computed for
+    this table (``known_bases.py``: looked up, not computed again)."""
     started = time.perf_counter()
     with _gc_paused():
         # the work is a function of its own so that everything it built (scans, the findings
         # cache, row dicts) is freed by reference counting while the GC is still paused: the
         # first collection after the pause walks every object allocated during it that lives
-        done = _redact_batches(table, redactor, batch_cases, run_keys)
+        done = _redact_batches(table, redactor, batch_cases, run_keys, known_bases)
     done.seconds = time.perf_counter() - started
     return done
 
@@ -191,12 +194,16 @@ class _Collected:
 
 
 def _redact_batches(
-    table: pa.Table, redactor: Redactor, batch_cases: int, run_keys: RunKeys | None = None
+    table: pa.Table,
+    redactor: Redactor,
+    batch_cases: int,
+    run_keys: RunKeys | None = None,
+    known_bases: KnownBases | None = None,
 ) -> ShardRedactionResult:
     findings = redactor.findings_cache()  # this call's own: pure per string, dropped on return
     if run_keys is not None and len(run_keys.originals):
         try:
-            return _redact_one_pass(table, redactor, batch_cases, run_keys, findings)
+            return _redact_one_pass(table, redactor, batch_cases, run_keys, findings, known_bases)
         except NotCovered:
             pass  # rare: the eager guard decides this table (the findings stand: pure)
     return _redact_two_pass(table, redactor, batch_cases, run_keys, findings)
@@ -208,12 +215,13 @@ def _redact_one_pass(
     batch_cases: int,
     run_keys: RunKeys,
     findings: FindingsCache,
+    known_bases: KnownBases | None = None,
 ) -> ShardRedactionResult:
     """The flow's case (the run's key digests hold every key of the table): each batch is
     prepared, its keys decided (``RunCoveredGuard``) and redacted before the next is read, so
     one batch's rows and scans are alive at a time. Raises ``NotCovered`` (from the guard)
     when the table needs the eager guard."""
-    guard = RunCoveredGuard(redactor.key.secret, run_keys)
+    guard = RunCoveredGuard(redactor.key.secret, run_keys, known_bases)
     out = _Collected(output_schema(table.schema))
     for batch in table.to_batches(max_chunksize=batch_cases):
         rows = batch.to_pylist()

@@ -67,6 +67,9 @@ class RedactJob:
     #: the run's merged key digests (flows/tasks/keys.py; no raw keys), so no pseudonym this
     #: task publishes is an original of another shard
     run_keys_path: str | None = None
+    #: where the key pass left this shard's base pseudonyms (redaction/known_bases.py; no raw
+    #: keys): read when present, else they are computed again
+    known_bases_path: str | None = None
 
 
 @dataclass
@@ -123,6 +126,8 @@ class KeysPart:
     candidates_path: str  # the shard's unredacted candidates (work dir)
     case_ids: tuple[str, ...]  # chosen cases of this shard, sorted
     cache_key: str | None  # the shard's redaction key (shard, chosen ids, key id)
+    #: where to leave the shard's base pseudonyms for its redaction (redaction/known_bases.py)
+    known_bases_path: str | None = None
 
 
 @dataclass(frozen=True)

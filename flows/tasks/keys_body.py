@@ -6,12 +6,14 @@ With a local process pool it runs in lean helper processes (``flows/lean_helpers
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from golden_distill.flows.tasks.jobs import KeysJob, KeysPart, KeysResult
 from golden_distill.flows.tasks.task_guards import check_same_code, run_key
 from golden_distill.flows.timing import StageClock
-from golden_distill.flows.work_folder import work_folder
+from golden_distill.flows.work_folder import WorkFolder, work_folder
 from golden_distill.redaction.key_digests import KeyDigests, RunKeys
+from golden_distill.redaction.known_bases import Entry, KnownBases
 
 
 def collect_digests(job: KeysJob) -> KeysResult:
@@ -32,10 +34,13 @@ def collect_digests(job: KeysJob) -> KeysResult:
     found: list[KeyDigests] = []
     cases = 0
     for part in job.parts:
+        known: list[Entry] | None = [] if part.known_bases_path else None
         with no_cyclic_gc():  # a shard's rows: many containers, none garbage (key_scan.py)
             rows = clock.call("keys", chosen, part)
-            found.append(clock.call("keys", scanner.digests, rows))
+            found.append(clock.call("keys", scanner.digests, rows, known))
         cases += len(rows)
+        if part.known_bases_path and known is not None:
+            clock.call("keys", save_known_bases, work, part.known_bases_path, known)
     merged = RunKeys.merge(found)
     return KeysResult(
         index=job.index,
@@ -45,3 +50,22 @@ def collect_digests(job: KeysJob) -> KeysResult:
         cases=cases,
         seconds=time.perf_counter() - started,
     )
+
+
+def save_known_bases(work: WorkFolder, location: str, entries: list[Entry]) -> None:
+    """One shard's base pseudonyms for its redaction task (``known_bases.py``): digests and
+    pseudonyms only, private all the same, like the run's key digests."""
+    work.write_bytes(location, KnownBases.of(entries).to_bytes())
+    if work.is_local:
+        work.make_private(Path(location).parent, [Path(location)])
+
+
+def load_known_bases(work: WorkFolder, location: str | None) -> KnownBases | None:
+    """What ``save_known_bases`` left, or None when there is none (a cached key pass whose
+    file was pruned, an unreadable file): redaction then computes the pseudonyms itself."""
+    if not location or not work.exists(location):
+        return None
+    try:
+        return KnownBases.from_bytes(work.read_bytes(location))
+    except Exception:  # an optimisation only: never a reason to fail a redaction
+        return None

@@ -28,11 +28,13 @@ from golden_distill.flows.tasks.jobs import (
     RedactJob,
     RedactResult,
 )
+from golden_distill.flows.tasks.keys_body import load_known_bases
 from golden_distill.flows.tasks.task_guards import check_same_code, outputs_present, run_key
 from golden_distill.flows.timing import StageClock
 from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
 from golden_distill.redaction.inventory import to_nested
 from golden_distill.redaction.key_digests import PublishedDigests, RunKeys
+from golden_distill.redaction.known_bases import KnownBases
 from golden_distill.redaction.process_caches import forget_values
 
 
@@ -66,13 +68,17 @@ def redact_candidates(
     quarantine_path: Path,
     key_id: str | None,
     run_keys: RunKeys | None = None,
+    known_bases: KnownBases | None = None,
 ) -> tuple[pa.Table, dict[str, str], dict[str, Any], PublishedDigests | None]:
     """Scrub and verify every candidate (fail closed). Returns the redacted rows, the ids of
     quarantined candidates with their reason (also appended to the shard's quarantine file),
-    counts per entity type / per reason, and the digests of the published pseudonyms."""
+    counts per entity type / per reason, and the digests of the published pseudonyms.
+    ``known_bases``: the base pseudonyms the key pass computed for these cases (optional)."""
     from golden_distill.redaction.shard import redact_table  # local: Presidio, see _redactor
 
-    result = redact_table(candidates, _redactor(config, key_id), run_keys=run_keys)
+    result = redact_table(
+        candidates, _redactor(config, key_id), run_keys=run_keys, known_bases=known_bases
+    )
     with Quarantine(path=quarantine_path) as quarantine:
         for case in result.quarantined:
             quarantine.add(case.to_entry())
@@ -131,8 +137,16 @@ def _redact(job: RedactJob, work: WorkFolder, stage: Staged) -> RedactResult:
     quarantine_path.touch(mode=0o600)  # present even when empty: cached results check files
     work.make_private(out, [quarantine_path], stop_at=out.parent)
     run_keys = timed("redact", load_run_keys, work, job.run_keys_path)
+    known = timed("redact", load_known_bases, work, job.known_bases_path) if run_keys else None
     redacted, quarantined, stats, published = timed(
-        "redact", redact_candidates, chosen, job.config, quarantine_path, job.key_id, run_keys
+        "redact",
+        redact_candidates,
+        chosen,
+        job.config,
+        quarantine_path,
+        job.key_id,
+        run_keys,
+        known,
     )
     redacted_path = out / "redacted.parquet"
     timed("write", pq.write_table, to_golden(redacted), redacted_path)

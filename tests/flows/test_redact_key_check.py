@@ -3,6 +3,8 @@ to redact (its pseudonyms would not match the rest of the set) instead of publis
 
 from __future__ import annotations
 
+import stat
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,11 +15,18 @@ import pytest
 
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.flows.config import PipelineConfig
-from golden_distill.flows.redact_stage import chosen_by_shard, make_keys_jobs, redact_jobs
+from golden_distill.flows.redact_stage import (
+    chosen_by_shard,
+    known_bases_paths,
+    make_keys_jobs,
+    redact_jobs,
+)
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.keys import collect_keys
 from golden_distill.flows.tasks.redact import redact_shard
+from golden_distill.redaction.key_digests import RunKeys
 from golden_distill.redaction.keys import ENV_VAR, PseudonymKey
+from golden_distill.redaction.known_bases import KnownBases
 
 RUN_SECRET = b"the-runs-pseudonym-key-0123456789abcdef"
 WORKER_SECRET = b"a-workers-other-pseudonym-key-0123456789"
@@ -77,3 +86,33 @@ def test_the_key_pass_refuses_another_key_too(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv(ENV_VAR, RUN_SECRET.decode())
     result = collect_keys.fn(job)
     assert result.cases == 2 and result.digests.keys >= 1  # the tenant key of both cases
+
+
+def test_the_key_pass_leaves_its_base_pseudonyms_for_the_redaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key pass writes the shard's base pseudonyms where the flow says (private, no raw
+    key); the redaction job reads them and publishes what it publishes without them."""
+    monkeypatch.setenv(ENV_VAR, RUN_SECRET.decode())
+    run_key_id = PseudonymKey(RUN_SECRET, "env").key_id
+    prepared, chosen = _chosen(tmp_path, run_key_id)
+    (bases_path,) = known_bases_paths(prepared, chosen, 0)
+    assert Path(bases_path).parent == tmp_path and Path(bases_path).name.startswith("key-bases-")
+    (keys_job,) = make_keys_jobs(prepared, chosen, 0, [bases_path])
+    result = collect_keys.fn(keys_job)
+    run_keys = tmp_path / "run-keys.npz"
+    run_keys.write_bytes(RunKeys.merge([result.digests]).to_bytes())
+    assert stat.S_IMODE(Path(bases_path).stat().st_mode) == 0o600
+    known = KnownBases.from_bytes(Path(bases_path).read_bytes())
+    assert len(known) == result.digests.keys >= 1 and b"t-acme" not in Path(bases_path).read_bytes()
+
+    (with_bases,) = redact_jobs(prepared, chosen, 0, str(run_keys), [bases_path])
+    (without,) = redact_jobs(prepared, chosen, 0, str(run_keys))
+    assert with_bases.known_bases_path == bases_path and without.known_bases_path is None
+    without = replace(without, out_dir=str(tmp_path / "plain"), cache_key=None)
+    a, b = redact_shard.fn(with_bases), redact_shard.fn(without)
+    assert pq.read_table(a.redacted_path).equals(pq.read_table(b.redacted_path))
+    assert pq.read_table(a.redacted_path).column("tenant_id").to_pylist()[0] != "t-acme"
+    Path(bases_path).unlink()  # gone (pruned, a cached key pass): computed again, the same
+    c = redact_shard.fn(replace(with_bases, out_dir=str(tmp_path / "again"), cache_key=None))
+    assert pq.read_table(c.redacted_path).equals(pq.read_table(a.redacted_path))
