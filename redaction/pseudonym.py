@@ -53,21 +53,6 @@ def _round_key(secret: bytes, tweak: bytes) -> tuple[Any, ...]:
     return tuple(protos)
 
 
-def _feistel(x: int, bits: int, protos: tuple[Any, ...]) -> int:
-    """One keyed permutation of ``[0, 2**bits)`` (balanced Feistel, keyed BLAKE2b rounds:
-    round ``r`` hashes its byte ``r`` and the right half)."""
-    half = bits // 2
-    mask = (1 << half) - 1
-    width = (half + 7) // 8
-    left, right = x >> half, x & mask
-    from_bytes = int.from_bytes
-    for proto in protos:
-        h = proto.copy()
-        h.update(right.to_bytes(width, "big"))
-        left, right = right, left ^ (from_bytes(h.digest(), "big") & mask)
-    return (left << half) | right
-
-
 def _radices(rest: str) -> list[int]:
     return [10 if ch.isdigit() else 26 if ch.isascii() and ch.isalpha() else 1 for ch in rest]
 
@@ -107,22 +92,20 @@ _LOWER_PAIRS = tuple(a + b for a in _LOWER for b in _LOWER)
 _UPPER_PAIRS = tuple(a + b for a in _UPPER for b in _UPPER)
 
 
-class _Shape:
-    """What the permutation of one (key, key type, kept prefix, ASCII shape) needs, worked out
-    once: the domain's size and rounds, and the value's letter and digit runs, so a value's
-    rank and unrank are a few ``int()`` and format calls instead of a loop per character
-    (``key_pseudonym`` is called for every key a run publishes, twice: key pass, redaction)."""
+class _Domain:
+    """The keyed permutation of every value of one shape (its radices per character, the key
+    type and the kept prefix): the domain's size, the Feistel rounds over it, and where a
+    leading digit sits. Subclasses give a value's rank in the domain and back."""
 
-    __slots__ = ("bits", "half", "lead", "literals", "mask", "protos", "runs", "size", "width")
+    __slots__ = ("half", "lead", "mask", "protos", "size", "width")
 
-    def __init__(self, secret: bytes, key_type: str, kept: str, kinds: str) -> None:
-        radices = [10 if k == "9" else 26 if k in "aA" else 1 for k in kinds]
+    def __init__(self, secret: bytes, key_type: str, kept: str, radices: list[int]) -> None:
         self.size = 1
         for radix in radices:
             self.size *= radix
-        self.bits = max(2, (self.size - 1).bit_length())
-        self.bits += self.bits % 2
-        self.half = self.bits // 2
+        bits = max(2, (self.size - 1).bit_length())
+        bits += bits % 2
+        self.half = bits // 2
         self.mask = (1 << self.half) - 1
         self.width = (self.half + 7) // 8
         tweak = f"fpe\x1f{key_type}\x1f{kept}\x1f{''.join(map(str, radices))}".encode()
@@ -130,6 +113,25 @@ class _Shape:
         lead = next((i for i, r in enumerate(radices) if r != 1), None)
         #: the first digit's position when the value (no kept prefix) starts with a digit
         self.lead = lead if lead is not None and radices[lead] == 10 and not kept else None
+
+    def rank(self, rest: str) -> int:
+        raise NotImplementedError
+
+    def unrank(self, n: int) -> str:
+        raise NotImplementedError
+
+
+class _Shape(_Domain):
+    """An ASCII shape (``AAAA-99999999``), worked out once: its runs of one class, so a
+    value's rank and unrank are a few ``int()`` and format calls instead of a loop per
+    character (``key_pseudonym`` is called for every key a run publishes)."""
+
+    __slots__ = ("literals", "runs")
+
+    def __init__(self, secret: bytes, key_type: str, kept: str, kinds: str) -> None:
+        super().__init__(
+            secret, key_type, kept, [10 if k == "9" else 26 if k in "aA" else 1 for k in kinds]
+        )
         #: (start, end, radix, block, upper) per run of one class; literals around them
         self.runs: list[tuple[int, int, int, int, bool]] = []
         self.literals: list[str] = []
@@ -173,6 +175,23 @@ class _Shape:
         return "".join(reversed(parts))
 
 
+class _CharShape(_Domain):
+    """The shape of one value with non-ASCII characters, one character at a time
+    (``str.isdigit`` counts other scripts' digits as digits, with the rank of ``ord - 48``)."""
+
+    __slots__ = ("radices", "rest")
+
+    def __init__(self, secret: bytes, key_type: str, kept: str, rest: str) -> None:
+        self.rest, self.radices = rest, _radices(rest)
+        super().__init__(secret, key_type, kept, self.radices)
+
+    def rank(self, rest: str) -> int:
+        return _rank(rest, self.radices)
+
+    def unrank(self, n: int) -> str:
+        return _unrank(n, self.rest, self.radices)
+
+
 @lru_cache(maxsize=4096)
 def _shape(secret: bytes, key_type: str, kept: str, kinds: str) -> _Shape:
     return _Shape(secret, key_type, kept, kinds)
@@ -191,8 +210,8 @@ def key_pseudonym(
     digits first (``CollisionGuard``: a pseudonym that equals another original is widened).
 
     An ASCII value takes its shape's precomputed runs (``_Shape``), any other the character
-    loop (``_generic_pseudonym``): both give the same pseudonym (tests/redaction/
-    test_pseudonym.py compares them)."""
+    loop (``_CharShape``): both give the same pseudonym (tests/redaction/test_pseudonym.py
+    compares them)."""
     kept = ""
     prefix_re = _compiled(prefix) if prefix else None
     if prefix_re is not None:
@@ -203,6 +222,37 @@ def key_pseudonym(
     if not rest.isascii():
         return _generic_pseudonym(value, key_type, secret, prefix, widen, kept, rest, prefix_re)
     shape = _shape(secret, key_type, kept, rest.translate(_KIND))
+    return _walk(value, key_type, secret, prefix, widen, kept, rest, prefix_re, shape)
+
+
+def _generic_pseudonym(
+    value: str,
+    key_type: str,
+    secret: bytes,
+    prefix: str | None,
+    widen: int,
+    kept: str,
+    rest: str,
+    prefix_re: re.Pattern[str] | None,
+) -> str:
+    """``key_pseudonym`` through the character loop (``_CharShape``), whatever the value."""
+    shape = _CharShape(secret, key_type, kept, rest)
+    return _walk(value, key_type, secret, prefix, widen, kept, rest, prefix_re, shape)
+
+
+def _walk(
+    value: str,
+    key_type: str,
+    secret: bytes,
+    prefix: str | None,
+    widen: int,
+    kept: str,
+    rest: str,
+    prefix_re: re.Pattern[str] | None,
+    shape: _Domain,
+) -> str:
+    """Cycle walking: Feistel permutations (keyed BLAKE2b rounds: round ``r`` hashes its byte
+    ``r`` and the right half) until the result is in the domain and fits the format."""
     size = shape.size
     if size <= 1:
         return kept + rest
@@ -213,7 +263,7 @@ def key_pseudonym(
     half, mask, width, protos = shape.half, shape.mask, shape.width, shape.protos
     from_bytes = int.from_bytes
     for _ in range(1 << 16):
-        left, right = x >> half, x & mask  # _feistel, inlined
+        left, right = x >> half, x & mask
         for proto in protos:
             h = proto.copy()
             h.update(right.to_bytes(width, "big"))
@@ -228,50 +278,6 @@ def key_pseudonym(
             if kept + candidate == value:  # a fixed point would publish the original
                 return key_pseudonym(value, key_type, secret, prefix, widen + 1)
             return kept + candidate
-    raise ValueError("pseudonym domain too constrained")  # unreachable in practice
-
-
-def _generic_pseudonym(
-    value: str,
-    key_type: str,
-    secret: bytes,
-    prefix: str | None,
-    widen: int,
-    kept: str,
-    rest: str,
-    prefix_re: re.Pattern[str] | None,
-) -> str:
-    """``key_pseudonym`` of a value with non-ASCII characters, one character at a time
-    (``str.isdigit`` counts other scripts' digits as digits, with the rank of ``ord - 48``)."""
-    radices = _radices(rest)
-    size = 1
-    for radix in radices:
-        size *= radix
-    if size <= 1:
-        return kept + rest
-    bits = max(2, (size - 1).bit_length())
-    bits += bits % 2
-    tweak = f"fpe\x1f{key_type}\x1f{kept}\x1f{''.join(map(str, radices))}".encode()
-    lead = next((i for i, r in enumerate(radices) if r != 1), None)
-    lead_nonzero = lead is not None and radices[lead] == 10 and rest[lead] != "0" and not kept
-
-    digit_lead = lead is not None and radices[lead] == 10 and not kept
-
-    def fits(candidate: str) -> bool:
-        if digit_lead and (candidate[lead] != "0") != lead_nonzero:
-            return False
-        return bool(kept) or prefix_re is None or not prefix_re.match(candidate)
-
-    protos = _round_key(secret, tweak)
-    x = _rank(rest, radices)
-    for _ in range(1 << 16):
-        x = _feistel(x, bits, protos)
-        if x < size:
-            candidate = _unrank(x, rest, radices)
-            if fits(candidate):
-                if kept + candidate == value:  # a fixed point would publish the original
-                    return key_pseudonym(value, key_type, secret, prefix, widen + 1)
-                return kept + candidate
     raise ValueError("pseudonym domain too constrained")  # unreachable in practice
 
 

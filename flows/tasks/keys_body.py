@@ -39,8 +39,8 @@ def collect_digests(job: KeysJob) -> KeysResult:
             rows = clock.call("keys", chosen, part)
             found.append(clock.call("keys", scanner.digests, rows, known))
         cases += len(rows)
-        if part.known_bases_path and known is not None:
-            clock.call("keys", save_known_bases, work, part.known_bases_path, known)
+        if known is not None:  # only when the flow gave a location
+            clock.call("keys", save_known_bases, work, str(part.known_bases_path), known)
     merged = RunKeys.merge(found)
     return KeysResult(
         index=job.index,
