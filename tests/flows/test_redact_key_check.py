@@ -116,3 +116,6 @@ def test_the_key_pass_leaves_its_base_pseudonyms_for_the_redaction(
     Path(bases_path).unlink()  # gone (pruned, a cached key pass): computed again, the same
     c = redact_shard.fn(replace(with_bases, out_dir=str(tmp_path / "again"), cache_key=None))
     assert pq.read_table(c.redacted_path).equals(pq.read_table(a.redacted_path))
+    Path(bases_path).write_bytes(b"\x00not an arrow stream")  # damaged: ignored, the same
+    d = redact_shard.fn(replace(with_bases, out_dir=str(tmp_path / "damaged"), cache_key=None))
+    assert pq.read_table(d.redacted_path).equals(pq.read_table(a.redacted_path))

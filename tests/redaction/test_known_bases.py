@@ -8,6 +8,7 @@ import random
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.redaction.key_digests import (
@@ -110,3 +111,14 @@ def test_a_key_the_handed_bases_lack_is_computed(make_case, make_step, redactor)
     used = redact_table(table, redactor, run_keys=run, known_bases=partial)
     assert used.table.equals(full.table)
     assert used.uncovered_keys == 0
+
+
+def test_a_file_of_another_shape_is_refused() -> None:
+    other = pa.table({"key_type": ["order"], "value": ["ORD-1"]})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, other.schema) as writer:
+        writer.write_table(other)
+    with pytest.raises(ValueError, match="not a key pass's base pseudonyms file"):
+        KnownBases.from_bytes(sink.getvalue().to_pybytes())
+    with pytest.raises(pa.ArrowInvalid):
+        KnownBases.from_bytes(b"\x00garbage")
