@@ -5,25 +5,22 @@ steps are read back and checked (``replay.check_table_except``). It is a pure fu
 case, most of publishing's time at a million sessions (~18 s of CPU for 145k cases), and it
 runs when the redaction workers are gone, so a large set is checked on two cores: this process
 takes whole row groups of the staged files from the front while one helper process takes them
-from the back. Not two helper processes: this process would only wait, and each process costs
-its libraries (~0.23 GB at 2M sessions, when publishing is the process tree's peak). The
-result is the same, in the same order, as the one-process check
-(tests/datasets/store/test_staged_check.py).
+from the back (datasets/front_and_back.py; ~0.23 GB for the helper at 2M sessions, when
+publishing is the process tree's peak). The result is the same, in the same order, as the
+one-process check (tests/datasets/store/test_staged_check.py).
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from collections import deque
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from golden_distill.datasets.front_and_back import front_and_back
 from golden_distill.datasets.store.replay import ReplayCheckResult, check_table_except
 
 if TYPE_CHECKING:  # polars only for a grown set's digests (the pipeline install)
@@ -108,35 +105,11 @@ def check_staged(
     return result, total
 
 
-#: Units queued for the helper process ahead of its current one (it never waits for work).
-HELPER_QUEUE = 2
-
-
 def _shared_with_one_process(
     units: list[tuple[Path, list[int]]],
     volatile: list[str] | None,
     prechecked: pl.DataFrame | None,
 ) -> list[tuple[ReplayCheckResult, int]]:
     """Every unit's result, in unit order: this process checks units from the front while one
-    helper process checks them from the back, until they meet (so neither waits for the
-    other's share when one is slower, e.g. while the helper is still starting)."""
-    done: list[tuple[ReplayCheckResult, int] | None] = [None] * len(units)
-    front, back = 0, len(units) - 1
-    queued: deque[tuple[int, Future]] = deque()
-    context = multiprocessing.get_context("spawn")  # the caller may run threads (Prefect)
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        while front <= back:
-            while len(queued) < HELPER_QUEUE and front < back:
-                queued.append((back, pool.submit(_check_unit, units[back], volatile, prechecked)))
-                back -= 1
-            done[front] = _check_unit(units[front], volatile, prechecked)
-            front += 1
-            while queued and queued[0][1].done():
-                index, job = queued.popleft()
-                done[index] = job.result()
-        for index, job in queued:
-            done[index] = job.result()
-    missing = [index for index, part in enumerate(done) if part is None]
-    if missing:  # never expected: a unit left unchecked must not pass as checked
-        raise RuntimeError(f"staged check: units {missing} were not checked")
-    return [part for part in done if part is not None]
+    helper process checks them from the back, until they meet (``front_and_back``)."""
+    return [part for _, part in front_and_back(units, _check_unit, volatile, prechecked)]

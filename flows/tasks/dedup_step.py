@@ -6,14 +6,17 @@ few small columns of every candidate (the plan), then one pass that writes each 
 a scratch file of its own (one shard file in memory at a time). Each bucket is then read and
 clustered alone: memory holds one bucket's signatures and features, not the night's; the
 candidates' tool paths (the coverage gap reads them at publish) go to the work folder bucket by
-bucket.
+bucket. The machine's other core is idle during this step, so a night of a few buckets up to
+``TWO_PROCESSES_MAX_CANDIDATES`` shares them with one helper process (datasets/
+front_and_back.py): the same results in the same order (tests/flows/test_dedup_step.py).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -22,7 +25,13 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
+from golden_distill.datasets.front_and_back import can_start_helper, front_and_back
 from golden_distill.filters.dedup.borderline import borderline_members
+from golden_distill.filters.dedup.bucket_clusters import (
+    PATH_COLUMNS,
+    BucketClusters,
+    cluster_bucket,
+)
 from golden_distill.filters.dedup.buckets import (
     PLAN_COLUMNS,
     BucketPlan,
@@ -30,16 +39,23 @@ from golden_distill.filters.dedup.buckets import (
     merge_stats,
     plan_buckets,
 )
-from golden_distill.filters.dedup.cluster import Clustering, cluster
+from golden_distill.filters.dedup.cluster import Clustering
 from golden_distill.filters.dedup.config import DedupConfig
-from golden_distill.filters.dedup.report import LargestCluster, largest_clusters
+from golden_distill.filters.dedup.report import LargestCluster
 from golden_distill.filters.dedup.signature import SIGNATURE_SCHEMA
 from golden_distill.flows.memory import release_memory
 from golden_distill.flows.tasks.frame_ref import FrameRef, FrameWriter
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.work_folder import WorkFolder
 
-PATH_COLUMNS = ["case_id", "path_key", "trajectory"]
+#: Candidates up to which the buckets are clustered in two processes (this one and a helper).
+#: The helper holds ~0.28 GB (polars, scikit-learn, one bucket's features), and this process
+#: grows with the night's candidates: at 2M sessions (1.26M candidates) the select worker is the
+#: process tree's peak, under issue 15's 2 GB only without a helper; a million-session night
+#: (631k candidates) gains ~13 s of the step's ~45 (docs/benchmarks.md, session 16).
+TWO_PROCESSES_MAX_CANDIDATES = 800_000
+#: Buckets from which a helper is worth starting (~2 s to spawn and import; a bucket ~2 s).
+TWO_PROCESSES_MIN_BUCKETS = 3
 
 
 @dataclass
@@ -54,17 +70,21 @@ class DedupOutcome:
 
 
 @contextmanager
-def _bucket_files(files: list[str], plan: BucketPlan, work: WorkFolder) -> Iterator[list[Path]]:
+def _bucket_files(
+    files: list[str], plan: BucketPlan, scores: pl.DataFrame, work: WorkFolder
+) -> Iterator[list[Path]]:
     """Each non-empty bucket's signature rows in a file of its own, written in one pass over
     the shards' signature files (one shard file in memory at a time), in a private scratch
     folder of the flow's machine that is removed at the end (the rows hold normalised request
-    text: pipeline-internal)."""
+    text: pipeline-internal). A row's ``value_score`` is the night's (``scores``), not its
+    shard's: a bucket file is all its clustering reads (``cluster_bucket``)."""
     scratch = Path(tempfile.mkdtemp(prefix="dedup-buckets-", dir=work.local_state()))  # 0700
     writers: dict[int, pq.ParquetWriter] = {}
     try:
         for file in files:
             rows = pl.read_parquet(file).join(plan.assignment, on=["case_id", "exact_hash"])
             rows = rows.cast({c: t for c, t in SIGNATURE_SCHEMA.items() if c in rows.columns})
+            rows = rows.drop("value_score").join(scores, on="case_id", how="left")
             for (bucket,), part in rows.partition_by("bucket", as_dict=True).items():
                 table = part.drop("bucket").to_arrow()
                 if bucket not in writers:
@@ -117,19 +137,18 @@ def deduplicate_candidates(
             off = {"removed_by_dedup": 0, "cluster_sizes": {}}
             return DedupOutcome(None, off, seen, _close(paths))
         plan = plan_buckets(keys, cfg)
+        night = keys.height
         del keys, wanted
         tables, parts, largest = [], [], []
-        with _bucket_files(files, plan, work) as buckets:
+        with _bucket_files(files, plan, scores, work) as buckets:
             plan = replace(plan, assignment=plan.assignment.clear())  # dealt: counts only
-            for bucket in buckets:
-                rows = pl.read_parquet(bucket).drop("value_score")
-                rows = rows.join(scores, on="case_id", how="left")
-                clustering = cluster(rows, cfg)
-                tables.append(clustering.table)
-                parts.append(clustering.stats)
-                largest.append(largest_clusters(clustering.table, rows, cfg.report_largest))
-                paths.write(rows.select(PATH_COLUMNS))
-                del rows, clustering
+            del scores
+            for _, done in clustered(buckets, cfg, two_processes(night, buckets)):
+                tables.append(done.table)
+                parts.append(done.stats)
+                largest.append(done.largest)
+                paths.write(done.paths)
+                del done
                 release_memory()  # the features' heap (numpy, scipy: not polars' allocator)
     table = pl.concat(tables, rechunk=False).sort(["cluster_id", "rank"])
     tables.clear()  # the sorted copy is the only one now
@@ -137,6 +156,27 @@ def deduplicate_candidates(
     stats = dedup_stats(merged, merge_largest(largest, cfg.report_largest), cfg)
     release_memory()  # the features' freed heap (numpy, scipy) before the quotas run
     return DedupOutcome(table, stats, seen, _close(paths))
+
+
+def two_processes(candidates: int, buckets: list[Path]) -> bool:
+    """Whether to cluster ``buckets`` in this process and a helper: enough buckets to gain,
+    few enough candidates to stay under the run's memory bound, and a core and the right to
+    start a child process."""
+    return (
+        len(buckets) >= TWO_PROCESSES_MIN_BUCKETS
+        and candidates <= TWO_PROCESSES_MAX_CANDIDATES
+        and (os.cpu_count() or 1) >= 2
+        and can_start_helper()
+    )
+
+
+def clustered(
+    buckets: list[Path], cfg: DedupConfig, two: bool
+) -> Iterable[tuple[int, BucketClusters]]:
+    """Every bucket clustered, in bucket order: here, or shared with one helper process."""
+    if two:
+        return front_and_back(buckets, cluster_bucket, cfg)
+    return ((index, cluster_bucket(bucket, cfg)) for index, bucket in enumerate(buckets))
 
 
 def _close(paths: FrameWriter) -> FrameRef:

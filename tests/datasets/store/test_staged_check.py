@@ -7,6 +7,7 @@ import json
 
 import pyarrow.parquet as pq
 
+from golden_distill.datasets import front_and_back
 from golden_distill.datasets.store import staged_check
 from golden_distill.datasets.store.staged_check import check_staged
 
@@ -24,12 +25,12 @@ def test_two_processes_check_like_one(tmp_path, casegen, monkeypatch):
 
     pools = []
 
-    class CountingPool(staged_check.ProcessPoolExecutor):
+    class CountingPool(front_and_back.ProcessPoolExecutor):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             pools.append(kwargs["max_workers"])
 
-    monkeypatch.setattr(staged_check, "ProcessPoolExecutor", CountingPool)
+    monkeypatch.setattr(front_and_back, "ProcessPoolExecutor", CountingPool)
 
     one, rows_one = check_staged(paths, None, processes=1)
     two, rows_two = check_staged(paths, None, processes=2)
@@ -48,6 +49,6 @@ def test_a_small_set_stays_in_this_process(tmp_path, casegen, monkeypatch):
     def no_pool(*args, **kwargs):
         raise AssertionError("a pool for 5 cases")
 
-    monkeypatch.setattr(staged_check, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(front_and_back, "ProcessPoolExecutor", no_pool)
     result, rows = check_staged([path], None)
     assert rows == 5 and result.ok and result.cases_checked == 5
