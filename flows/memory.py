@@ -63,9 +63,19 @@ def fix_mmap_threshold(size: int) -> bool:
     return bool(_LIBC.mallopt(_M_MMAP_THRESHOLD, size))
 
 
+#: The name Prefect gives the completed state of a task run answered from its cache.
+CACHED_STATE = "Cached"
+
+
 def release_after_task(task: Any, task_run: Any, state: Any) -> None:
     """A Prefect task hook (on_completion / on_failure): runs in the process that ran the task,
-    so a pool or Dask worker gives back what the task used before it takes the next one."""
+    so a pool or Dask worker gives back what the task used before it takes the next one.
+
+    Not after a cache hit: reading a cached result allocates little, and a full collection
+    costs ~0.4 s in a process holding a large run's objects (a forced 1M rerun spent 38 s of
+    its 129 s on it for 101 cached shard tasks, docs/benchmarks.md, session 17)."""
+    if getattr(state, "name", None) == CACHED_STATE:
+        return
     release_memory()
 
 
