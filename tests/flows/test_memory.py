@@ -27,7 +27,7 @@ def test_a_cache_hit_skips_the_collection(releases: list[int]) -> None:
 
 
 def test_the_cached_state_name_is_the_one_prefect_gives(
-    prefect_api: str, tmp_path, monkeypatch: pytest.MonkeyPatch, releases: list[int]
+    prefect_api: str, tmp_path, releases: list[int]
 ) -> None:
     """A real task answered from its cache on the second call reaches the hook as 'Cached'."""
     from prefect import flow, task
@@ -38,8 +38,6 @@ def test_the_cached_state_name_is_the_one_prefect_gives(
     def hook(task_, task_run, state) -> None:  # type: ignore[no-untyped-def]
         seen.append(state.name)
         memory.release_after_task(task_, task_run, state)
-
-    monkeypatch.setenv("PREFECT_LOCAL_STORAGE_PATH", str(tmp_path))
 
     @task(cache_policy=INPUTS, on_completion=[hook], persist_result=True)
     def double(x: int, salt: str) -> int:  # salt: a cache key of this test alone
