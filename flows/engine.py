@@ -29,6 +29,7 @@ from golden_distill.flows.memory import (
     fix_mmap_threshold,
     release_after_task,
     release_memory,
+    trim_after_helped_task,
 )
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.runners import ShardRunners, likely_cached
@@ -70,15 +71,22 @@ def result_storage(resolved: ResolvedRun) -> Any:
 
 
 def _with_retries(
-    task: Any, resolved: ResolvedRun, refresh: bool = False, storage: Any = None
+    task: Any,
+    resolved: ResolvedRun,
+    refresh: bool = False,
+    storage: Any = None,
+    helped: bool = False,
 ) -> Any:
     """Cached per-shard task options: results in the work folder, retries with backoff on I/O
-    errors; the worker gives back the task's memory when it ends (flows/memory.py)."""
+    errors; the worker gives back the task's memory when it ends (flows/memory.py). ``helped``:
+    the bodies run in lean helpers, which give back their own memory; the flow's thread that
+    ran the task then only returns free pages (``trim_after_helped_task``)."""
+    hook = trim_after_helped_task if helped else release_after_task
     return task.with_options(
         result_storage=storage if storage is not None else result_storage(resolved),
         refresh_cache=refresh or None,
-        on_completion=[release_after_task],
-        on_failure=[release_after_task],
+        on_completion=[hook],
+        on_failure=[hook],
         **retry_options(resolved),
     )
 
@@ -165,7 +173,8 @@ class PrefectEngine:
         results: dict[int, Any] = {}
         cached = counted = 0
         storage = self._storage()
-        submitted = _with_retries(task, resolved, storage=storage)
+        helped = stage in LEAN_STAGES and self.runners.helpers_active
+        submitted = _with_retries(task, resolved, storage=storage, helped=helped)
         limit = in_flight_limit(resolved.config.run)  # the flow holds a few calls, not all
         if parallel is not None:
             limit = min(limit or parallel, parallel)
@@ -187,7 +196,7 @@ class PrefectEngine:
         stale = [by_index[i] for i, r in results.items() if not outputs_present(r, work)]
         if stale:
             self.logger.info("%d cached result(s) lost their files: recomputing", len(stale))
-            fresh = _with_retries(task, resolved, refresh=True, storage=storage)
+            fresh = _with_retries(task, resolved, refresh=True, storage=storage, helped=helped)
             for future in completed_bounded(
                 lambda job: runner.submit(fresh, {"job": job}), stale, limit
             ):

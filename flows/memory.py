@@ -34,9 +34,11 @@ def _libc() -> Any | None:
 _LIBC = _libc()
 
 
-def release_memory() -> None:
-    """Collect garbage, return Arrow's unused pool pages and glibc's free heap to the OS."""
-    gc.collect()
+def release_memory(collect: bool = True) -> None:
+    """Collect garbage (unless ``collect`` is false), return Arrow's unused pool pages and
+    glibc's free heap to the OS."""
+    if collect:
+        gc.collect()
     with suppress(Exception):
         import pyarrow as pa
 
@@ -77,6 +79,18 @@ def release_after_task(task: Any, task_run: Any, state: Any) -> None:
     if getattr(state, "name", None) == CACHED_STATE:
         return
     release_memory()
+
+
+def trim_after_helped_task(task: Any, task_run: Any, state: Any) -> None:
+    """The hook of a task that ran on one of the flow's threads while its body ran in a lean
+    helper process (flows/lean_helpers.py), which gives the body's memory back itself. Here
+    only free pages are returned, without a full collection: in the flow's process, which
+    holds the run's selection, one took ~0.28 s per key or redaction task (10.6 s of CPU at
+    1M sessions, docs/benchmarks.md, session 18), while the thread's next task waited to be
+    handed to the idle helper."""
+    if getattr(state, "name", None) == CACHED_STATE:
+        return
+    release_memory(collect=False)
 
 
 #: polars' allocator (jemalloc, configured by this variable at process start) hands freed pages

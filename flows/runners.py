@@ -202,6 +202,11 @@ class ShardRunners:
             self._heavy = self._heavy_stack.enter_context(make_shard_runner(self.run))
         return self._heavy
 
+    @property
+    def helpers_active(self) -> bool:
+        """Whether lean helper processes run the task bodies of a lean phase (``pick``)."""
+        return self._helpers is not None
+
     @contextmanager
     def one_worker(self) -> Iterator[TaskRunner]:
         """A pool of one fresh local worker process for one big task (the global select and

@@ -50,3 +50,30 @@ def test_the_cached_state_name_is_the_one_prefect_gives(
     assert twice() == (42, 42)
     assert seen == ["Completed", memory.CACHED_STATE]
     assert len(releases) == 1
+
+
+@pytest.fixture
+def collections(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    calls: list[bool] = []
+    monkeypatch.setattr(memory, "release_memory", lambda collect=True: calls.append(collect))
+    return calls
+
+
+def test_a_helped_task_returns_pages_without_a_collection(collections: list[bool]) -> None:
+    """Its body ran in a lean helper, which released its own memory: no full collection in
+    the flow's process, only free pages returned; nothing at all for a cache hit."""
+    memory.trim_after_helped_task(None, None, Completed())
+    memory.trim_after_helped_task(None, None, Failed())
+    memory.trim_after_helped_task(None, None, Completed(name=memory.CACHED_STATE))
+    assert collections == [False, False]
+
+
+def test_release_without_collect_skips_the_garbage_collector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    collected: list[int] = []
+    monkeypatch.setattr(memory.gc, "collect", lambda: collected.append(1) or 0)
+    memory.release_memory(collect=False)
+    assert collected == []
+    memory.release_memory()
+    assert collected == [1]
