@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -107,8 +108,37 @@ class TreeRss:
         )
 
 
+def machine_steal_seconds() -> float | None:
+    """CPU time the hypervisor gave other guests, summed over this machine's cores (Linux
+    ``/proc/stat``; None elsewhere)."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def cpu_report(before: resource.struct_rusage, wall: float, steal: float | None) -> str:
+    """The run's CPU time (its process tree: every process it waited for) against the cores
+    the machine has. Same code, same corpus: the same work, so more CPU seconds than another
+    run means a slower host at that moment (a busy neighbour), not slower code."""
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    cores = os.cpu_count() or 1
+    line = (
+        f"  CPU time {user + system:.1f} s (user {user:.1f}, system {system:.1f}): "
+        f"{(user + system) / max(wall, 1e-9):.2f} of {cores} cores busy on average"
+    )
+    after_steal = machine_steal_seconds()
+    if steal is not None and after_steal is not None:
+        line += f"; hypervisor steal {after_steal - steal:.1f} s"
+    return line
+
+
 def timed_run(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS of the process tree (sampled every 0.2 s), stdout."""
+    """Wall seconds, peak RSS of the process tree (sampled every 0.2 s), stdout; prints the
+    tree's peak memory and CPU time."""
+    usage, steal = resource.getrusage(resource.RUSAGE_CHILDREN), machine_steal_seconds()
     started = time.perf_counter()
     child = subprocess.Popen(
         args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -130,8 +160,10 @@ def timed_run(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     print(rss.report(), flush=True)
     for drain in drains:
         drain.join(timeout=30)
+    child.wait()
     out, err = "".join(out_lines), "".join(err_lines)
     seconds = time.perf_counter() - started
+    print(cpu_report(usage, seconds, steal), flush=True)
     if child.returncode != 0:
         sys.exit(f"golden run failed ({child.returncode}):\n{err[-3000:]}")
     return seconds, rss.peak, out
