@@ -43,7 +43,7 @@ from golden_distill.filters.dedup.cluster import Clustering
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.report import LargestCluster
 from golden_distill.filters.dedup.signature import SIGNATURE_SCHEMA
-from golden_distill.flows.memory import release_memory
+from golden_distill.flows.memory import freeze_loaded_objects, release_memory
 from golden_distill.flows.tasks.frame_ref import FrameRef, FrameWriter
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.work_folder import WorkFolder
@@ -140,6 +140,9 @@ def deduplicate_candidates(
         night = keys.height
         del keys, wanted
         tables, parts, largest = [], [], []
+        # the collection after each bucket then walks only that bucket's objects, not every
+        # module of the select worker (~0.16 s each: 2.7 s of the 1M select step, session 18)
+        freeze_loaded_objects("dedup step")
         with _bucket_files(files, plan, scores, work) as buckets:
             plan = replace(plan, assignment=plan.assignment.clear())  # dealt: counts only
             del scores

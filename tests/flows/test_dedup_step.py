@@ -37,6 +37,11 @@ def test_small_buckets_publish_what_one_bucket_does(
         plans.append(plan.buckets)
         return plan
 
+    frozen: list[str] = []  # what the step asks to freeze (a no-op in this test's process)
+    freeze = dedup_step.freeze_loaded_objects
+    monkeypatch.setattr(
+        dedup_step, "freeze_loaded_objects", lambda w: (frozen.append(w), freeze(w))
+    )
     monkeypatch.setattr(front_and_back, "ProcessPoolExecutor", CountingPool)
     monkeypatch.setattr("golden_distill.flows.tasks.dedup_step.plan_buckets", recorded)
     runs = (("one", 10**9, True), ("many", 9, False), ("shared", 9, True))
@@ -49,6 +54,7 @@ def test_small_buckets_publish_what_one_bucket_does(
         versions[name] = run_distill(params, local=True)
     assert plans[0] == 1 and plans[1] > 5 and plans[2] == plans[1]  # really in many buckets
     assert submitted[0] == submitted[1] == 0 and submitted[2] > 0  # the helper clustered some
+    assert frozen == ["dedup step"] * 3  # before the buckets, in every run
     sets = {name: open_set(str(tmp_path), f"{name}@{versions[name]}") for name in versions}
     one = sets["one"]
     assert len(one) > 0
