@@ -161,7 +161,6 @@ def timed_run(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     print(rss.report(), flush=True)
     for drain in drains:
         drain.join(timeout=30)
-    child.wait()
     out, err = "".join(out_lines), "".join(err_lines)
     seconds = time.perf_counter() - started
     print(cpu_report(usage, seconds, steal), flush=True)

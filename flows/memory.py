@@ -69,6 +69,10 @@ def fix_mmap_threshold(size: int) -> bool:
 CACHED_STATE = "Cached"
 
 
+def _from_cache(state: Any) -> bool:
+    return getattr(state, "name", None) == CACHED_STATE
+
+
 def release_after_task(task: Any, task_run: Any, state: Any) -> None:
     """A Prefect task hook (on_completion / on_failure): runs in the process that ran the task,
     so a pool or Dask worker gives back what the task used before it takes the next one.
@@ -76,9 +80,8 @@ def release_after_task(task: Any, task_run: Any, state: Any) -> None:
     Not after a cache hit: reading a cached result allocates little, and a full collection
     costs ~0.4 s in a process holding a large run's objects (a forced 1M rerun spent 38 s of
     its 129 s on it for 101 cached shard tasks, docs/benchmarks.md, session 17)."""
-    if getattr(state, "name", None) == CACHED_STATE:
-        return
-    release_memory()
+    if not _from_cache(state):
+        release_memory()
 
 
 def trim_after_helped_task(task: Any, task_run: Any, state: Any) -> None:
@@ -88,9 +91,8 @@ def trim_after_helped_task(task: Any, task_run: Any, state: Any) -> None:
     holds the run's selection, one took ~0.28 s per key or redaction task (10.6 s of CPU at
     1M sessions, docs/benchmarks.md, session 18), while the thread's next task waited to be
     handed to the idle helper."""
-    if getattr(state, "name", None) == CACHED_STATE:
-        return
-    release_memory(collect=False)
+    if not _from_cache(state):
+        release_memory(collect=False)
 
 
 #: polars' allocator (jemalloc, configured by this variable at process start) hands freed pages
