@@ -36,12 +36,18 @@ from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 from golden_distill.redaction import lean_patterns
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.normalise import Normalised, normalise
+from golden_distill.redaction.prefilter_digits import HAS_DIGIT, needs_digit
 from golden_distill.redaction.recognizers import SPECS, RecognizerSpec
 from golden_distill.redaction.recognizers.base import AnyOf, Keywords, fold_case
 
 LANGUAGE = "en"
 #: A BANK_CARD span that another, more specific recognizer also claims is dropped.
 _BANK_CARD_YIELDS_TO = frozenset({"CREDIT_CARD", "CN_RESIDENT_ID"})
+
+
+#: One pre-filter part, ready to run: (search, takes folded text, entity types, the type when
+#: there is one).
+_Check = tuple[Callable[[str], object], bool, tuple[str, ...], str | None]
 
 
 def _contains(literal: str) -> Callable[[str], bool]:
@@ -156,20 +162,27 @@ class TextAnalyzer:
         #: the recognizers Presidio selects per requested entity list, and their ids
         self._selected: dict[tuple[str, ...], tuple[list[EntityRecognizer], frozenset[str]]] = {}
         self.prefilters = [(spec.prefilter, spec.entities) for spec in specs]
-        #: (search, takes folded text, entity types, the type when there is one) per
-        #: pre-filter part, in the specs' order (the last: a membership test instead of a
-        #: generator per check and text; 1.1% of a shard's redaction CPU, docs/benchmarks.md)
-        self._checks: list[tuple[Callable[[str], object], bool, tuple[str, ...], str | None]] = []
+        #: every pre-filter part, in the specs' order (the type when there is one: a
+        #: membership test instead of a generator per check and text; 1.1% of a shard's
+        #: redaction CPU, docs/benchmarks.md)
+        self._checks: list[_Check] = []
+        #: the same, less the parts that cannot match a text without a digit
+        #: (``prefilter_digits.py``): what a text without one is checked against
+        self._checks_without_digit: list[_Check] = []
         for prefilter, entities in self.prefilters:
             parts = prefilter.parts if isinstance(prefilter, AnyOf) else (prefilter,)
             single = entities[0] if len(entities) == 1 else None
             for part in parts:
+                check: _Check
                 if isinstance(part, Keywords):
-                    self._checks.append((part.search_lower, True, entities, single))
+                    check = (part.search_lower, True, entities, single)
                 elif isinstance(part, str):
-                    self._checks.append((_contains(part), False, entities, single))
+                    check = (_contains(part), False, entities, single)
                 else:
-                    self._checks.append((part.search, False, entities, single))
+                    check = (part.search, False, entities, single)
+                self._checks.append(check)
+                if not needs_digit(part):
+                    self._checks_without_digit.append(check)
         self.entities = sorted(
             {e for spec in specs for e in spec.entities} | set(self.ner_entities)
         )
@@ -180,7 +193,8 @@ class TextAnalyzer:
         if self.ner_entities and sum(ch.isalpha() for ch in text[:64]) >= 2:
             found.extend(self.ner_entities)
         folded: str | None = None
-        for search, wants_folded, entities, single in self._checks:
+        checks = self._checks if HAS_DIGIT(text) else self._checks_without_digit
+        for search, wants_folded, entities, single in checks:
             # a hit here would add nothing (another part or recognizer hit)
             if single is not None:
                 if single in found:
