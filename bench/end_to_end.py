@@ -9,7 +9,8 @@ first run computes every shard, the second finds nothing changed and takes every
 cache. Prints the wall time of each, the share of each stage (from the manifest the run
 published), the peak RSS of the whole process tree (flow, Prefect's ephemeral server, pool or
 Dask workers), its CPU time and the hypervisor's steal (the same commit on the same corpus
-does the same work: more CPU seconds means a slower host at that moment), and the rerun's time
+does the same work: more CPU seconds means a slower host at that moment), the cores busy in
+each phase of the first run (``core_use.py``: where a core idles), and the rerun's time
 as a fraction of the first run (the baseline, measured in the same invocation). Targets: rerun
 <= 10% of the first run; 1M sessions in <= 8 min with RSS <= 3 GB on a 2-core machine.
 """
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 import psutil
+from core_use import CoreUse
 
 REPO = Path(__file__).resolve().parent.parent
 KEY = "bench-pseudonym-key-0123456789abcdef0123456789abcdef"
@@ -136,9 +138,11 @@ def cpu_report(before: resource.struct_rusage, wall: float, steal: float | None)
     return line
 
 
-def timed_run(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+def timed_run(
+    args: list[str], env: dict[str, str], cores: CoreUse | None = None
+) -> tuple[float, int, str]:
     """Wall seconds, peak RSS of the process tree (sampled every 0.2 s), stdout; prints the
-    tree's peak memory and CPU time."""
+    tree's peak memory and CPU time. ``cores``: sampled as often, for its report by phase."""
     usage, steal = resource.getrusage(resource.RUSAGE_CHILDREN), machine_steal_seconds()
     started = time.perf_counter()
     child = subprocess.Popen(
@@ -157,6 +161,8 @@ def timed_run(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     while child.poll() is None:
         with contextlib.suppress(psutil.Error):
             rss.sample()
+        if cores is not None:
+            cores.sample()
         time.sleep(0.2)
     print(rss.report(), flush=True)
     for drain in drains:
@@ -269,7 +275,11 @@ def main() -> None:
         return
     server = start_server(env, run_dir) if args.server else None
     try:
-        first_s, first_rss, out = timed_run(cmd, env)
+        cores = CoreUse()
+        first_s, first_rss, out = timed_run(cmd, env, cores)
+        phases = cores.report(run_dir / "prefect" / "prefect.db")  # before the rerun's tasks
+        if phases and not args.server:
+            print(phases, flush=True)
         manifest = published_manifest(store, out)
         rerun_s, rerun_rss, rerun_out = timed_run(cmd, env)  # nothing changed: all from cache
     finally:
