@@ -32,7 +32,10 @@ def needs_digit(part: object) -> bool:
     if isinstance(part, str):  # a literal substring
         return any(ch.isdecimal() for ch in part)
     if isinstance(part, re.Pattern) and isinstance(part.pattern, str):
-        return min_digits(part.pattern, part.flags) > 0
+        try:
+            return min_digits(part.pattern, part.flags) > 0
+        except Exception:  # a parser this module does not know (private API): never skip
+            return False
     return False
 
 

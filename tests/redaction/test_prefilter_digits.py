@@ -115,3 +115,13 @@ def test_has_digit_and_the_digit_classes_agree_over_all_of_unicode() -> None:
         assert not HAS_DIGIT(ch), hex(code)
         for digit_class in classes:
             assert not digit_class.match(ch), (digit_class.pattern, hex(code))
+
+
+def test_a_pattern_the_proof_cannot_parse_is_never_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    from golden_distill.redaction import prefilter_digits
+
+    def unparseable(pattern: str, flags: int = 0) -> int:
+        raise ValueError("unknown opcode")
+
+    monkeypatch.setattr(prefilter_digits, "min_digits", unparseable)
+    assert not needs_digit(re.compile(r"\d{4}"))
