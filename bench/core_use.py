@@ -2,7 +2,7 @@
 
 A run's wall time is its CPU time over the cores it kept busy. The stage timings in the
 manifest say how long each stage took, not whether it used both cores; this says so, per phase
-(start-up, shards, select, key pass and redaction, publish, the end), from the machine's
+(start-up, shards, select, key pass, redaction, publish to the end), from the machine's
 ``/proc/stat`` sampled during the run and the phase boundaries in the run's Prefect database
 (the first start and last end of each kind of task). Machine-wide: anything else running on the
 machine counts as busy. Linux only (elsewhere: no report).
@@ -21,7 +21,8 @@ from pathlib import Path
 PHASES = (
     ("shards", ("shard",)),
     ("select", ("select",)),
-    ("keys+redact", ("collect", "keys", "redact")),
+    ("keys", ("collect", "keys")),  # the key pass (later rounds' small ones: in redact)
+    ("redact", ("redact",)),
     ("publish", ("publish",)),
 )
 
