@@ -56,7 +56,7 @@ class CoreUse:
             return None
         cores = os.cpu_count() or 1
         first, last = self.samples[0][0], self.samples[-1][0]
-        bounds = [("start-up", first)] + [(n, max(first, t)) for n, t in starts]
+        bounds = [("start-up", first)] + [(n, min(last, max(first, t))) for n, t in starts]
         bounds.append(("", last))
         lines, idle_total = [], 0.0
         for (name, begin), (_, end) in pairwise(bounds):
@@ -69,6 +69,8 @@ class CoreUse:
                 f"    {name:12s} {end - begin:7.1f} s  {busy / (end - begin):4.2f} of {cores} "
                 f"cores busy  {idle:6.1f} core-s idle"
             )
+        if not lines:
+            return None
         lines[-1] += "  (until the run exits)"
         head = f"  cores busy by phase (machine-wide; {idle_total:.1f} core-s idle in all):"
         return "\n".join([head, *lines])
