@@ -27,14 +27,24 @@ PHASES = (
 )
 
 
-def _busy_seconds() -> float | None:
-    """CPU seconds the machine's cores spent busy so far (user, nice, system, irq, softirq)."""
+def machine_cpu_seconds() -> dict[str, float] | None:
+    """The machine's CPU seconds so far by kind, summed over its cores (``/proc/stat``'s
+    first line: user, nice, system, idle, iowait, irq, softirq, steal); None off Linux."""
+    names = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
     try:
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1 : 1 + len(names)]
+        ticks = os.sysconf("SC_CLK_TCK")
+        return {name: int(value) / ticks for name, value in zip(names, fields, strict=True)}
     except (OSError, ValueError):
         return None
-    user, nice, system, _idle, _iowait, irq, softirq = fields
-    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def _busy_seconds() -> float | None:
+    """CPU seconds the machine's cores spent busy so far (user, nice, system, irq, softirq)."""
+    cpu = machine_cpu_seconds()
+    if cpu is None:
+        return None
+    return sum(cpu[k] for k in ("user", "nice", "system", "irq", "softirq"))
 
 
 class CoreUse:

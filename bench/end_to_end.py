@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 import psutil
-from core_use import CoreUse
+from core_use import CoreUse, machine_cpu_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 KEY = "bench-pseudonym-key-0123456789abcdef0123456789abcdef"
@@ -114,11 +114,8 @@ class TreeRss:
 def machine_steal_seconds() -> float | None:
     """CPU time the hypervisor gave other guests, summed over this machine's cores (Linux
     ``/proc/stat``; None elsewhere)."""
-    try:
-        fields = Path("/proc/stat").read_text().splitlines()[0].split()
-        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
+    cpu = machine_cpu_seconds()
+    return None if cpu is None else cpu["steal"]
 
 
 def cpu_report(before: resource.struct_rusage, wall: float, steal: float | None) -> str:
