@@ -5,14 +5,15 @@ one table out to publish. What is read of earlier versions: flows/tasks/earlier_
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
+from golden_distill.datasets.front_and_back import can_start_helper, front_and_back
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.datasets.sources.uris import display_uri
 from golden_distill.datasets.store.fs import StoreFS
@@ -39,6 +40,14 @@ from golden_distill.filters.trust import trust_expr
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.dedup_step import dedup_stats
+from golden_distill.flows.tasks.gather_body import (
+    GatherJob,
+    forget_representatives,
+    gather_part,
+    save_representatives,
+    to_golden_arrow,
+    without_ids,
+)
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.tasks.run_stats import merge_published_stats, published_stats
 from golden_distill.flows.work_folder import WorkFolder
@@ -195,14 +204,16 @@ def write_publish_parts(
     splits: SplitsConfig | None = None,
     marks: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
     work: WorkFolder | None = None,
+    two: bool | None = None,
 ) -> tuple[list[Path], dict[str, Any], set[str]]:
     """Write the representatives' redacted rows, with their cluster, as Parquet parts (one per
-    redaction task, so memory holds one shard at a time), then the rows ``carried`` over from
+    redaction task, so memory holds one shard at a time), after the rows ``carried`` over from
     the previous version (already redacted, batch by batch), and count what they hold.
 
     The parts go to ``publish_version`` as files, which it streams (bucketed by case id).
     A case id already written (the same record in two input files) is not written again.
-    ``redacted_paths`` are read through ``work`` (default: local files).
+    ``redacted_paths`` are read through ``work`` (default: local files). ``two``: gather on two
+    cores (``gather_body``); None = when the set is large (``gather_on_two_cores``).
     """
     work = work_of(redacted_paths, work)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -214,34 +225,46 @@ def write_publish_parts(
         frame = _carried_with_curation(frame, splits, marks)
         written.update(frame.get_column("case_id").to_list())
         counted.append(published_stats(frame))
-        part = out_dir / f"part-{len(parts):05d}.parquet"
+        part = out_dir / f"carried-{len(parts):05d}.parquet"
         pq.write_table(to_golden_arrow(frame), part)
         parts.append(part)
-    for path in redacted_paths:
-        frame = (
-            work.scan_frame(path)
-            .drop([c for c in reps.columns if c != "case_id"], strict=False)
-            .unique("case_id", keep="first", maintain_order=True)
-            .join(reps.lazy(), on="case_id", how="inner", maintain_order="left")
-            .collect()
-        )
-        # (only this file's ids are looked up: the set of every written id never is copied)
-        fresh = [case_id not in written for case_id in frame.get_column("case_id").to_list()]
-        frame = frame.filter(pl.Series(fresh, dtype=pl.Boolean))
-        if frame.height == 0:
-            continue
-        corrected = corrected_expected(frame)  # reviewers' corrections (when `expected` exists)
-        if corrected is not None:
-            frame = frame.with_columns(corrected)
-        confirmed = pl.col("_confirmed") if "_confirmed" in frame.columns else None
-        frame = frame.with_columns(trust=trust_expr(frame, confirmed)).select(GOLDEN_SCHEMA.names)
-        written.update(frame.get_column("case_id").to_list())
-        counted.append(published_stats(frame))
-        part = out_dir / f"part-{len(parts):05d}.parquet"
-        pq.write_table(to_golden_arrow(frame), part)
-        parts.append(part)
-        del frame
+    if two is None:
+        two = gather_on_two_cores(reps.height, len(redacted_paths))
+    job = GatherJob(save_representatives(reps, out_dir), str(out_dir), work)
+    del reps
+    items = list(enumerate(redacted_paths))
+    gathered = (
+        front_and_back(items, gather_part, job)
+        if two
+        else ((index, gather_part(item, job)) for index, item in enumerate(items))
+    )
+    try:
+        for _, got in gathered:  # in file order, whichever process wrote the part
+            repeated = set() if got is None else written.intersection(got.case_ids)
+            if got is not None and repeated:  # published from an earlier file
+                got = without_ids(got, repeated)
+            if got is None:
+                continue
+            written.update(got.case_ids)
+            counted.append(got.stats)
+            parts.append(got.path)
+    finally:
+        forget_representatives()
     return parts, merge_published_stats(counted), written
+
+
+#: Representatives from which publishing gathers on two cores (below, starting the helper
+#: costs more than it saves); the redaction workers are gone by then.
+TWO_CORES_FROM_ROWS = 40_000
+
+
+def gather_on_two_cores(rows: int, files: int) -> bool:
+    return (
+        rows >= TWO_CORES_FROM_ROWS
+        and files >= 4
+        and (os.cpu_count() or 1) >= 2
+        and can_start_helper()
+    )
 
 
 def _carried_with_curation(
@@ -268,10 +291,6 @@ def _carried_with_curation(
         assigned = assign_splits(frame.select("case_id", "cluster_id"), splits)
         frame = frame.with_columns(split=pl.coalesce(pl.col("split"), assigned))
     return frame.select(GOLDEN_SCHEMA.names)
-
-
-def to_golden_arrow(table: pl.DataFrame) -> pa.Table:
-    return table.to_arrow().select(GOLDEN_SCHEMA.names).cast(GOLDEN_SCHEMA)
 
 
 def publish(
