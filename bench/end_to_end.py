@@ -10,8 +10,9 @@ cache. Prints the wall time of each, the share of each stage (from the manifest 
 published), the peak RSS of the whole process tree (flow, Prefect's ephemeral server, pool or
 Dask workers), its CPU time and the hypervisor's steal (the same commit on the same corpus
 does the same work: more CPU seconds means a slower host at that moment), the cores busy in
-each phase of the first run (``core_use.py``: where a core idles), a fixed piece of CPU work
-timed before and after it (``host_probe.py``: this host's speed at that hour), and the rerun's
+each phase of the first run (``core_use.py``: where a core idles), two fixed pieces of CPU work
+timed before and after it (``host_probe.py``, a small loop and default Presidio on fixed texts:
+this host's speed at that hour), and the rerun's
 time as a fraction of the first run (the baseline, measured in the same invocation). Targets: rerun
 <= 10% of the first run; 1M sessions in <= 8 min with RSS <= 3 GB on a 2-core machine.
 """
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import psutil
 from core_use import CoreUse, machine_cpu_seconds
-from host_probe import probe_seconds
+from host_probe import presidio_seconds_in_child, probe_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 KEY = "bench-pseudonym-key-0123456789abcdef0123456789abcdef"
@@ -275,12 +276,13 @@ def main() -> None:
     server = start_server(env, run_dir) if args.server else None
     try:
         cores = CoreUse()
-        probe_before = probe_seconds()
+        before = probe_seconds(), presidio_seconds_in_child()
         first_s, first_rss, out = timed_run(cmd, env, cores)
-        probe_after = probe_seconds()
+        after = probe_seconds(), presidio_seconds_in_child()
         print(
-            f"  host probe (host_probe.py, the same work each time): {probe_before:.2f} s of CPU "
-            f"before the first run, {probe_after:.2f} s after (more = a slower host)",
+            "  host probes (host_probe.py, the same work each time; more = a slower host): "
+            f"loop {before[0]:.2f} s of CPU before the first run, {after[0]:.2f} s after; "
+            f"Presidio {before[1]:.2f} s before, {after[1]:.2f} s after",
             flush=True,
         )
         phases = cores.report(run_dir / "prefect" / "prefect.db")  # before the rerun's tasks

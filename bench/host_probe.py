@@ -6,16 +6,27 @@ host's clock, invisible from inside apart from the time the same work takes. Ben
 this probe next to what they measure, so two figures from different hours can be compared:
 a run's time over the probe's is roughly independent of the host's speed at that moment.
 
-The work is what the pipeline's hot paths do most (regex search over short text, JSON
-encoding, dict and string building), single-threaded, about a second on a quiet host.
+Two probes, each single-threaded and about a second on a quiet host:
 
-    .venv/bin/python bench/host_probe.py   # prints the probe's CPU seconds
+- ``probe_seconds``: a small loop of regex search over short text and JSON encoding. It lives in
+  the core's caches, and it missed a slowdown: on 2026-12-03 it read 1.0 s while the 1M run
+  took 2.2x the CPU it took at 0.76 s (session 21).
+- ``presidio_seconds``: default Presidio (every predefined recognizer, no NLP model) analysing
+  a fixed set of texts, the naive baseline of ``bench/redaction.py``: the pipeline's own kind
+  of work (Presidio, regex, ``phonenumbers``, many small objects). That same baseline ran 2.0x
+  slower on 2026-12-03 than in session 14, as the pipeline did.
+
+    .venv/bin/python bench/host_probe.py   # prints both probes' CPU seconds
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import random
 import re
+import subprocess
+import sys
 import time
 
 _PATTERN = re.compile(r"\d{3}[-. ]\d{4}")
@@ -41,5 +52,57 @@ def probe_seconds(rounds: int = 40_000) -> float:
     return best
 
 
+def _texts() -> list[str]:
+    """A fixed set of short texts like an agent's recordings: requests with names, e-mails,
+    phone and card numbers, order ids and amounts (the same texts on every call)."""
+    rng = random.Random(7)
+    names = ["Marta Quenby", "John Smith", "Li Wei", "Ana Souza", "Omar Haddad"]
+    texts = []
+    for i in range(400):
+        name = rng.choice(names)
+        mail = f"{name.split()[0].lower()}{i}@example.com"
+        order, dollars, cents = rng.randrange(10**6, 10**7), rng.randrange(900), rng.randrange(100)
+        texts.append(
+            f"Hi, this is {name}, order #W{order} for ${dollars}.{cents:02d}; reach me at {mail} "
+            f"or +1 212 555 {rng.randrange(1000, 10000)}. Card 4111 1111 1111 {i % 10000:04d}."
+        )
+    return texts
+
+
+def presidio_seconds() -> float:
+    """CPU seconds of default Presidio analysing ``_texts()``, the best of three after one
+    warm-up (imports and the recognizers' first use are not timed)."""
+    importlib.import_module("golden_distill.redaction")  # before Presidio: tldextract offline
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NoOpNlpEngine
+
+    engine = AnalyzerEngine(
+        nlp_engine=NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "no_op"}])
+    )
+    texts = _texts()
+    engine.analyze(text=texts[0], language="en")
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        for text in texts:
+            engine.analyze(text=text, language="en")
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def presidio_seconds_in_child() -> float:
+    """``presidio_seconds`` in a child process, so a benchmark's own process stays lean."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--presidio"], capture_output=True, text=True, check=True
+    )
+    return float(done.stdout.split()[-1])
+
+
 if __name__ == "__main__":
-    print(f"host probe {probe_seconds():.2f} s of CPU (lower is faster)")
+    if sys.argv[1:] == ["--presidio"]:
+        print(f"{presidio_seconds():.3f}")
+    else:
+        print(
+            f"host probe: loop {probe_seconds():.2f} s, Presidio {presidio_seconds():.2f} s of CPU"
+        )
+        print("(lower is faster)")
