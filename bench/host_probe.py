@@ -3,8 +3,10 @@
 The same run on the same corpus took 1054 s of CPU at one moment and 650 s twenty minutes later
 on this 2-core virtual machine (docs/benchmarks.md, session 20): a neighbour's load or the
 host's clock, invisible from inside apart from the time the same work takes. Benchmarks time
-this probe next to what they measure, so two figures from different hours can be compared:
-a run's time over the probe's is roughly independent of the host's speed at that moment.
+these probes next to what they measure, so a figure from another hour or machine can be read
+with the speed it was measured at. They are short, so they are a rough gauge: two readings
+minutes apart differed by up to 1.6x on this machine (session 21); they tell a machine twice
+as slow, not 10% from 20%.
 
 Two probes, each single-threaded and about a second on a quiet host:
 
