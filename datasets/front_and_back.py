@@ -15,6 +15,7 @@ as soon as each is done, the helper's (the back, every index above the front's) 
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -30,6 +31,11 @@ HELPER_QUEUE = 2
 def can_start_helper() -> bool:
     """Whether this process may start a child: a daemonic process (a Dask worker's) may not."""
     return not multiprocessing.current_process().daemon
+
+
+def helper_would_help() -> bool:
+    """Whether a helper can share the work: a second core, and the right to start a child."""
+    return (os.cpu_count() or 1) >= 2 and can_start_helper()
 
 
 def front_and_back(

@@ -12,7 +12,6 @@ one-process check (tests/datasets/store/test_staged_check.py).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from golden_distill.datasets.front_and_back import front_and_back
+from golden_distill.datasets.front_and_back import front_and_back, helper_would_help
 from golden_distill.datasets.store.replay import ReplayCheckResult, check_table_except
 
 if TYPE_CHECKING:  # polars only for a grown set's digests (the pipeline install)
@@ -88,7 +87,7 @@ def check_staged(
     units = _units(paths)
     if processes is None:
         rows = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
-        big = rows >= PARALLEL_FROM_ROWS and (os.cpu_count() or 1) >= 2
+        big = rows >= PARALLEL_FROM_ROWS and helper_would_help()
         processes = 2 if big else 1
     result = ReplayCheckResult()
     total = 0

@@ -13,7 +13,6 @@ front_and_back.py): the same results in the same order (tests/flows/test_dedup_s
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -25,7 +24,7 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from golden_distill.datasets.front_and_back import can_start_helper, front_and_back
+from golden_distill.datasets.front_and_back import front_and_back, helper_would_help
 from golden_distill.filters.dedup.borderline import borderline_members
 from golden_distill.filters.dedup.bucket_clusters import (
     PATH_COLUMNS,
@@ -168,8 +167,7 @@ def two_processes(candidates: int, buckets: list[Path]) -> bool:
     return (
         len(buckets) >= TWO_PROCESSES_MIN_BUCKETS
         and candidates <= TWO_PROCESSES_MAX_CANDIDATES
-        and (os.cpu_count() or 1) >= 2
-        and can_start_helper()
+        and helper_would_help()
     )
 
 

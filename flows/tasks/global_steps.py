@@ -5,7 +5,6 @@ one table out to publish. What is read of earlier versions: flows/tasks/earlier_
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from golden_distill.datasets.front_and_back import can_start_helper, front_and_back
+from golden_distill.datasets.front_and_back import front_and_back, helper_would_help
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
 from golden_distill.datasets.sources.uris import display_uri
 from golden_distill.datasets.store.fs import StoreFS
@@ -259,12 +258,7 @@ TWO_CORES_FROM_ROWS = 40_000
 
 
 def gather_on_two_cores(rows: int, files: int) -> bool:
-    return (
-        rows >= TWO_CORES_FROM_ROWS
-        and files >= 4
-        and (os.cpu_count() or 1) >= 2
-        and can_start_helper()
-    )
+    return rows >= TWO_CORES_FROM_ROWS and files >= 4 and helper_would_help()
 
 
 def _carried_with_curation(
