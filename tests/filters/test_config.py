@@ -72,7 +72,7 @@ def test_cli_validate_and_schema(tmp_path):
     assert ok.exit_code == 0 and "valid" in ok.output
     bad = _write(tmp_path, "funnels:\n  recovery:\n    recover_whitin_steps: 3\n")
     result = runner.invoke(app, ["config", "validate", str(bad)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     expected = "recovery.recover_whitin_steps: unknown key; did you mean recover_within_steps?"
     assert f"{bad}: funnels.{expected}" in result.output
     assert "Traceback" not in result.output
@@ -81,3 +81,32 @@ def test_cli_validate_and_schema(tmp_path):
     recovery = schema["$defs"]["RecoveryConfig"]["properties"]["recover_within_steps"]
     assert recovery["minimum"] == 1 and recovery["description"]
     assert schema["$defs"]["FunnelsConfig"]["additionalProperties"] is False
+
+
+def test_cli_init_writes_the_packaged_default_with_its_comments(tmp_path):
+    runner = CliRunner()
+    target = tmp_path / "mine" / "nightly.yaml"
+    made = runner.invoke(app, ["config", "init", str(target)])
+    assert made.exit_code == 0, made.output
+    assert target.read_bytes() == DEFAULT_CONFIG_PATH.read_bytes()
+    assert target.read_text().startswith("# golden-distill pipeline configuration")
+    # never overwrites an edited file without --force
+    target.write_text("funnels: {}\n")
+    again = runner.invoke(app, ["config", "init", str(target)])
+    assert again.exit_code == 2 and "--force" in again.output
+    assert target.read_text() == "funnels: {}\n"
+    forced = runner.invoke(
+        app, ["config", "init", str(target), "--force", "--name", "tau-bench.yaml"]
+    )
+    assert forced.exit_code == 0 and "tau-bench.yaml" in forced.output
+    assert runner.invoke(app, ["config", "validate", str(target)]).exit_code == 0
+    unknown = runner.invoke(app, ["config", "init", str(tmp_path / "x.yaml"), "--name", "nosuch"])
+    assert unknown.exit_code == 2 and "nightly.yaml" in unknown.output
+    listed = runner.invoke(app, ["config", "init", "--list"])
+    assert {"nightly.yaml", "tau-bench.yaml"} <= set(listed.output.split())
+
+
+def test_cli_validate_without_a_path_checks_the_packaged_default():
+    result = CliRunner().invoke(app, ["config", "validate"])
+    assert result.exit_code == 0, result.output
+    assert f"{DEFAULT_CONFIG_PATH}: valid" in result.output

@@ -118,8 +118,9 @@ def test_wheel_installs_and_runs_outside_the_repository(tmp_path: Path):
     ).split()
     installed = str(tmp_path / "venv")
     assert all(path.startswith(installed) for path in where), where  # not the source tree
-    shutil.copy(where[0], work / "nightly.yaml")
-
+    # a wheel user gets the packaged default to edit from `config init`, not from a checkout
+    _run([golden, "config", "init", "nightly.yaml"], cwd=work, env=env)
+    assert (work / "nightly.yaml").read_bytes() == Path(where[0]).read_bytes()
     assert "valid" in _run([golden, "config", "validate", "nightly.yaml"], cwd=work, env=env)
     _run(
         [

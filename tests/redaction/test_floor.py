@@ -37,7 +37,7 @@ def test_weakening_config_is_refused_by_validate(
     tmp_path: Path, redaction: dict, named: str
 ) -> None:
     result = CliRunner().invoke(app, ["config", "validate", str(_config(tmp_path, redaction))])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert named in result.output and "unsafe_allow_weakened" in result.output
 
 
