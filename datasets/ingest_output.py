@@ -16,6 +16,7 @@ from typing import Any
 from golden_distill.datasets.quarantine import Quarantine
 from golden_distill.datasets.shards import ShardWriter
 from golden_distill.datasets.sources.base import ReadStats, SourceAdapter
+from golden_distill.datasets.sources.config import IngestConfig
 
 CASES_DIR = "cases"
 QUARANTINE_FILE = "quarantine.jsonl"
@@ -37,6 +38,31 @@ class SourceSummary:
     bytes_read: int = 0
     seconds: float = 0.0
     error: str | None = None
+    #: set when every record read was quarantined: the format it looks like, if another
+    hint: str | None = None
+
+
+def no_case_message(
+    records_read: int, quarantined: dict[str, int], inputs: int, hints: list[str]
+) -> str:
+    """Why an input gave no case at all: empty, or every record quarantined (with the format
+    hints of the inputs that look like another format). A run fails on it: an empty or
+    unreadable input must not pass for a quiet night and publish an empty version."""
+    if not records_read:
+        return f"no records in the input ({inputs:,} input(s) read, all empty)"
+    reasons = ", ".join(f"{r} {n:,}" for r, n in sorted(quarantined.items()))
+    message = f"every one of the {records_read:,} records read was quarantined ({reasons})"
+    return message + "".join(f"; {hint}" for hint in sorted(set(hints)))
+
+
+def bounded_quarantine(path: Path, config: IngestConfig) -> Quarantine:
+    """The quarantine an ingest writes, with the config's bounds (datasets/quarantine.py)."""
+    return Quarantine(
+        path,
+        raw_bytes=config.quarantine_raw_bytes,
+        max_entries=config.quarantine_max_entries,
+        max_consecutive=config.max_consecutive_quarantined,
+    )
 
 
 @dataclass
@@ -63,6 +89,13 @@ class IngestSummary:
         """Sources that could not be read (fully): the CLI exits non-zero when there are any."""
         return [s for s in self.sources if s.error is not None]
 
+    def nothing_read(self) -> str | None:
+        """Why no case came out of the input, when none did (``no_case_message``)."""
+        if self.cases_written:
+            return None
+        hints = [f"{s.uri}: {s.hint}" for s in self.sources if s.hint]
+        return no_case_message(self.records_read, self.quarantined, len(self.sources), hints)
+
     @property
     def mb_per_second(self) -> float:
         return self.bytes_read / 1e6 / self.seconds if self.seconds > 0 else 0.0
@@ -88,6 +121,7 @@ class IngestSummary:
                     "bytes_read": s.bytes_read,
                     "seconds": round(s.seconds, 3),
                     "error": s.error,
+                    "hint": s.hint,
                 }
                 for s in self.sources
             ],
@@ -102,8 +136,12 @@ def read_into(
     quarantine: Quarantine,
     stats: ReadStats,
     tick: Callable[[], None],
+    name: str = "",
 ) -> None:
-    """Stream one source into the shard writer (Arrow batches when the adapter offers them)."""
+    """Stream one source into the shard writer (Arrow batches when the adapter offers them).
+
+    ``name``: the input's name inside its source (``sources/identity.py``), for adapters that
+    derive case ids from positions."""
     read_batches = getattr(adapter, "read_batches", None)
     if read_batches is not None:
         for batch in read_batches(uri, quarantine, stats):
@@ -111,7 +149,8 @@ def read_into(
             tick()
         return
     every = writer.batch_rows
-    for n, row in enumerate(adapter.read(uri, quarantine, stats), start=1):
+    for n, row in enumerate(adapter.read(uri, quarantine, stats, name=name), start=1):
+        quarantine.accepted()
         writer.write(row)
         if n % every == 0:
             tick()

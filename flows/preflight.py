@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from golden_distill.datasets.case_identity import DIGEST_VERSION
 from golden_distill.datasets.sources.discovery import Discovery, Shard, discover
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
@@ -133,7 +134,9 @@ def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
         key = None
         if shard.fingerprint and config.run.cache_shards:
             key = shard_cache_key(
-                fingerprint=shard.fingerprint,
+                # case ids of position-based formats are made of the file's name inside its
+                # source, and the identities file of the digest code: both shape the output
+                fingerprint=f"{shard.fingerprint}\x1f{shard.name}\x1f{DIGEST_VERSION}",
                 config_sha256=config_sha,
                 version=version,
                 window=window,

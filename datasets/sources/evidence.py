@@ -71,7 +71,9 @@ class EvidenceAdapter:
         folder = evidence_folder(uri) or uri
         return iter(FileEvidenceReader(folder, self.config.evidence_bucket_rows))
 
-    def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
+    def read(
+        self, uri: str, quarantine: Quarantine, stats: ReadStats, name: str = ""
+    ) -> Iterator[dict[str, Any]]:
         shown = redact_url(uri)
         for item in self.rows(uri):
             if isinstance(item, RowProblem):

@@ -53,7 +53,9 @@ class OtelAdapter:
         """An OTLP JSON export: a JSON object with ``resourceSpans`` near its start."""
         return first_char(head) == b"{" and b'"resourceSpans"' in head[:4096]
 
-    def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
+    def read(
+        self, uri: str, quarantine: Quarantine, stats: ReadStats, name: str = ""
+    ) -> Iterator[dict[str, Any]]:
         grouper = SpanGrouper(self.config.otel_max_spans_in_memory)
         spans = 0
         for line_no, doc in self._documents(uri, quarantine, stats):
