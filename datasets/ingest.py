@@ -244,7 +244,7 @@ def _ingest_here(
                 item.error = str(exc)
             except QuarantineStreak as exc:
                 item.error = streak_message(uri, name, exc)
-            if item.error is None and stats.records_read and not stats.cases:
+            if item.error is None and not stats.cases:
                 item.hint = format_hint(uri, name) or None
             item.records_read, item.cases, item.bytes_read = (
                 stats.records_read,

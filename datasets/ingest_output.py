@@ -49,9 +49,10 @@ def no_case_message(
     hints of the inputs that look like another format). A run fails on it: an empty or
     unreadable input must not pass for a quiet night and publish an empty version."""
     if not records_read:
-        return f"no records in the input ({inputs:,} input(s) read, all empty)"
-    reasons = ", ".join(f"{r} {n:,}" for r, n in sorted(quarantined.items()))
-    message = f"every one of the {records_read:,} records read was quarantined ({reasons})"
+        message = f"no records in the input ({inputs:,} input(s) read, no record found)"
+    else:
+        reasons = ", ".join(f"{r} {n:,}" for r, n in sorted(quarantined.items()))
+        message = f"every one of the {records_read:,} records read was quarantined ({reasons})"
     return message + "".join(f"; {hint}" for hint in sorted(set(hints)))
 
 

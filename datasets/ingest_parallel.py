@@ -382,7 +382,7 @@ def ingest_in_processes(
                 item.error = result.error
         if parts:
             item.seconds = max(r.finished for r in parts) - min(r.started for r in parts)
-        if item.error is None and item.records_read and not item.cases:
+        if item.error is None and parts and not item.cases:
             item.hint = format_hint(uri, fmt) or None
         summary.sources.append(item)
         summary.records_read += item.records_read

@@ -103,7 +103,12 @@ def format_hint(uri: str, used: str | None) -> str:
     """What to tell the user when ``uri`` read as format ``used`` gave no case: the format its
     first bytes look like (``did you mean --format chat?``), or that none recognises it."""
     try:
-        found = whole_source_format(uri, None) or detect_format(uri, sniff_head(uri))
+        found = whole_source_format(uri, None)
+        if found is None:
+            head = sniff_head(uri)
+            if not head.strip():
+                return ""  # empty: nothing to recognise
+            found = detect_format(uri, head)
     except (SourceError, OSError, ValueError):
         return ""
     if found is not None and found != used:

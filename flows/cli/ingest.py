@@ -172,7 +172,7 @@ def ingest_command(
     for source in summary.sources:
         if source.hint and source.error is None:
             err.print(
-                f"warning: every record of {source.uri} was quarantined: {source.hint}",
+                f"warning: no case read from {source.uri}: {source.hint}",
                 markup=False, highlight=False, style="yellow", soft_wrap=True,
             )  # fmt: skip
     empty = summary.nothing_read() if not summary.failed else None
