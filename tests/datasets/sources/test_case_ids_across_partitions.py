@@ -79,7 +79,8 @@ def _write_otel(root: Path, cases: list[dict]) -> None:
 
 def _write_evidence(root: Path, cases: list[dict], file_format: str) -> None:
     for at, day in enumerate(DAYS):
-        export_evidence(cases[at * 3 : at * 3 + 3], str(root / f"dt={day}"), file_format=file_format)
+        target = str(root / f"dt={day}")
+        export_evidence(cases[at * 3 : at * 3 + 3], target, file_format=file_format)
 
 
 def _write_sqlite(root: Path, cases: list[dict]) -> list[str]:
@@ -217,7 +218,7 @@ def test_two_different_records_under_one_id_name_both_places(fmt, tmp_path, airl
     elif fmt == "otel":
         other = {**airline_cases[1], "trace_id": airline_cases[0]["trace_id"]}
         other["case_id"] = airline_cases[0]["case_id"]
-        for path, case in zip(_partitions(root, "spans.jsonl"), (airline_cases[0], other)):
+        for path, case in zip(_partitions(root, "spans.jsonl"), (airline_cases[0], other), strict=True):
             write_otlp_jsonl([case], path)
         sources = [str(root)]
     else:
