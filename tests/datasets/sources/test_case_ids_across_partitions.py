@@ -218,7 +218,8 @@ def test_two_different_records_under_one_id_name_both_places(fmt, tmp_path, airl
     elif fmt == "otel":
         other = {**airline_cases[1], "trace_id": airline_cases[0]["trace_id"]}
         other["case_id"] = airline_cases[0]["case_id"]
-        for path, case in zip(_partitions(root, "spans.jsonl"), (airline_cases[0], other), strict=True):
+        paths = _partitions(root, "spans.jsonl")
+        for path, case in zip(paths, (airline_cases[0], other), strict=True):
             write_otlp_jsonl([case], path)
         sources = [str(root)]
     else:
