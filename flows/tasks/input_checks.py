@@ -38,7 +38,7 @@ def check_input(results: list[ShardResult]) -> None:
     message = no_case_message(
         _total(results, "records_read"), dict(quarantined), len(results), hints
     )
-    raise StageError("read", f"no case read: {message}; {NOTHING_PUBLISHED}")
+    raise StageError("select", f"no case read: {message}; {NOTHING_PUBLISHED}")
 
 
 def check_case_ids(results: list[ShardResult], work: WorkFolder) -> None:
