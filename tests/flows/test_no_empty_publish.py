@@ -140,3 +140,38 @@ def test_ingest_of_nothing_but_quarantine_or_empty_files_exits_1(tmp_path) -> No
     (tmp_path / "e" / "x.jsonl").write_bytes(b"")
     result = CliRunner().invoke(app, ["ingest", str(tmp_path / "e"), "--out", str(tmp_path / "b")])
     assert result.exit_code == 1 and "no records in the input" in result.output
+
+
+def test_a_run_whose_every_case_was_rejected_in_review_publishes_nothing(
+    tmp_path, pseudonym_key
+) -> None:
+    """Selected, then all rejected by a reviewer: no case is left, so no version either."""
+    import csv
+
+    runs = json.loads(airline_runs_path().read_text())[:12]
+    source = tmp_path / "in" / "runs.json"
+    source.parent.mkdir()
+    source.write_text(json.dumps(runs))
+    first = _run(tmp_path, source, "--format", "chat")
+    assert first.exit_code == 0, first.output
+    before = (_versions(tmp_path), _latest(tmp_path))
+    sheet, store = tmp_path / "sheet.csv", str(tmp_path / "store")
+    runner = CliRunner()
+    out = runner.invoke(app, ["review", "export", "tau@latest", "--store", store,
+                              "--out", str(sheet), "--all"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    rows = list(csv.DictReader(sheet.open()))
+    assert rows
+    for row in rows:
+        row.update(decision="reject", reason="not a useful case", reviewer="test")
+    with sheet.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    imported = runner.invoke(app, ["review", "import", str(sheet), "--store", store,
+                                   "--set", "tau"])  # fmt: skip
+    assert imported.exit_code == 0, imported.output
+    again = _run(tmp_path, source, "--format", "chat", "--force", "--rebuild")
+    assert again.exit_code == 1, again.output
+    assert "no case left to publish" in again.output
+    assert (_versions(tmp_path), _latest(tmp_path)) == before
