@@ -101,3 +101,21 @@ def test_a_small_wholly_quarantined_input_is_named_with_its_hint(tmp_path: Path)
     message = summary.nothing_read()
     assert message is not None and "every one of the 1 records" in message
     assert "did you mean --format chat?" in message
+
+
+def test_worker_processes_stop_a_wrong_format_and_bound_the_quarantine_too(
+    tmp_path: Path,
+) -> None:
+    chat = b'{"messages": [{"role": "user", "content": "hi"}]}\n' * 40
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes(chat)
+    config = IngestConfig(max_consecutive_quarantined=10, quarantine_max_entries=4)
+    sources = [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    summary = ingest(sources, tmp_path / "out", fmt="native", config=config, jobs=2)
+    assert len(summary.failed) == 2
+    assert all("did you mean --format chat?" in (s.error or "") for s in summary.failed)
+    assert summary.quarantined_total == 20
+    entries = read_quarantine(tmp_path / "out" / "quarantine.jsonl", summaries=True)
+    written = [e for e in entries if not e.get("summary")]
+    summaries = [e for e in entries if e.get("summary")]
+    assert len(written) == 8 and sum(s["not_written"] for s in summaries) == 12
