@@ -16,7 +16,10 @@ no ``cases/`` files) for a caller that reads them straight back.
 non-native files, and line-aligned byte ranges of large plain JSONL files; the output is the same.
 
 One unreadable source does not stop the others: it is reported in the summary (``failed``) and
-the caller decides the exit code. Nothing here logs or raises with record text.
+the caller decides the exit code. A source read in the wrong format is one: it is stopped after
+``ingest.max_consecutive_quarantined`` rejected records in a row, with a format hint, and the
+quarantine is bounded (``ingest_output.bounded_quarantine``). A summary without any case says
+why (``IngestSummary.nothing_read``). Nothing here logs or raises with record text.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from golden_distill.datasets.ingest_output import (
     SourceSummary,
     bounded_quarantine,
     read_into,
+    streak_message,
 )
 from golden_distill.datasets.ingest_parallel import Planned, ingest_in_processes, resolve_jobs
 from golden_distill.datasets.quarantine import QuarantineStreak
@@ -104,12 +108,6 @@ def plan(
                 # first line): read it as recordings, so the damage is reported, not a guess
                 found = "native"
             yield Planned(uri, found, None if found else unrecognised_message(uri), name)
-
-
-def streak_message(uri: str, fmt: str | None, streak: QuarantineStreak) -> str:
-    """Why an input was stopped (``max_consecutive_quarantined``), with a format hint."""
-    hint = format_hint(uri, fmt)
-    return f"{display_uri(uri)} (read as {fmt}): {streak}" + (f" {hint}" if hint else "")
 
 
 def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from golden_distill.datasets.quarantine import Quarantine
+from golden_distill.datasets.quarantine import Quarantine, QuarantineStreak
 from golden_distill.datasets.shards import ShardWriter
 from golden_distill.datasets.sources.base import ReadStats, SourceAdapter
 from golden_distill.datasets.sources.config import IngestConfig
+from golden_distill.datasets.sources.discovery import format_hint
+from golden_distill.datasets.sources.uris import display_uri
 
 CASES_DIR = "cases"
 QUARANTINE_FILE = "quarantine.jsonl"
@@ -54,6 +56,12 @@ def no_case_message(
         reasons = ", ".join(f"{r} {n:,}" for r, n in sorted(quarantined.items()))
         message = f"every one of the {records_read:,} records read was quarantined ({reasons})"
     return message + "".join(f"; {hint}" for hint in sorted(set(hints)))
+
+
+def streak_message(uri: str, fmt: str | None, streak: QuarantineStreak) -> str:
+    """Why an input was stopped (``max_consecutive_quarantined``), with a format hint."""
+    hint = format_hint(uri, fmt)
+    return f"{display_uri(uri)} (read as {fmt}): {streak}" + (f" {hint}" if hint else "")
 
 
 def bounded_quarantine(path: Path, config: IngestConfig) -> Quarantine:

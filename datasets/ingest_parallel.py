@@ -43,6 +43,7 @@ from golden_distill.datasets.ingest_output import (
     Progress,
     SourceSummary,
     read_into,
+    streak_message,
 )
 from golden_distill.datasets.quarantine import Quarantine, QuarantineEntry, QuarantineStreak
 from golden_distill.datasets.shards import ShardWriter
@@ -274,10 +275,7 @@ def run_unit(unit: Unit, out_dir: Path, config: IngestConfig) -> UnitResult:
         except SourceError as exc:
             result.error = str(exc)
         except QuarantineStreak as exc:
-            hint = format_hint(unit.uri, unit.fmt)
-            result.error = f"{display_uri(unit.uri)} (read as {unit.fmt}): {exc}" + (
-                f" {hint}" if hint else ""
-            )
+            result.error = streak_message(unit.uri, unit.fmt, exc)
     result.records_read, result.cases, result.bytes_read = (
         stats.records_read,
         stats.cases,
