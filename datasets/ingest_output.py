@@ -45,17 +45,27 @@ class SourceSummary:
 
 
 def no_case_message(
-    records_read: int, quarantined: dict[str, int], inputs: int, hints: list[str]
+    records_read: int,
+    quarantined: dict[str, int],
+    inputs: int,
+    hints: list[tuple[str, str]],
 ) -> str:
-    """Why an input gave no case at all: empty, or every record quarantined (with the format
-    hints of the inputs that look like another format). A run fails on it: an empty or
-    unreadable input must not pass for a quiet night and publish an empty version."""
+    """Why an input gave no case at all: empty, or every record quarantined, with the format
+    hints of the inputs that look like another format (``(input, hint)`` pairs; one line per
+    hint, naming up to three of its inputs). A run fails on it: an empty or unreadable input
+    must not pass for a quiet night and publish an empty version."""
     if not records_read:
         message = f"no records in the input ({inputs:,} input(s) read, no record found)"
     else:
         reasons = ", ".join(f"{r} {n:,}" for r, n in sorted(quarantined.items()))
         message = f"every one of the {records_read:,} records read was quarantined ({reasons})"
-    return message + "".join(f"; {hint}" for hint in sorted(set(hints)))
+    by_hint: dict[str, list[str]] = {}
+    for uri, hint in hints:
+        by_hint.setdefault(hint, []).append(uri)
+    for hint, uris in sorted(by_hint.items()):
+        more = f" and {len(uris) - 3:,} more" if len(uris) > 3 else ""
+        message += f"; {hint} ({', '.join(sorted(uris)[:3])}{more})"
+    return message
 
 
 def streak_message(uri: str, fmt: str | None, streak: QuarantineStreak) -> str:
@@ -102,7 +112,7 @@ class IngestSummary:
         """Why no case came out of the input, when none did (``no_case_message``)."""
         if self.cases_written:
             return None
-        hints = [f"{s.uri}: {s.hint}" for s in self.sources if s.hint]
+        hints = [(s.uri, s.hint) for s in self.sources if s.hint]
         return no_case_message(self.records_read, self.quarantined, len(self.sources), hints)
 
     @property

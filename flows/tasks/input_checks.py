@@ -34,7 +34,7 @@ def check_input(results: list[ShardResult]) -> None:
     quarantined: Counter[str] = Counter()
     for result in results:
         quarantined.update(result.stats.get("quarantined") or {})
-    hints = [str(r.stats["format_hint"]) for r in results if r.stats.get("format_hint")]
+    hints = [(str(u), str(h)) for r in results for u, h in r.stats.get("format_hints") or ()]
     message = no_case_message(
         _total(results, "records_read"), dict(quarantined), len(results), hints
     )

@@ -58,9 +58,9 @@ def read_shard(job: ShardJob, canonical_dir: Path) -> tuple[pa.Table, dict[str, 
         "quarantined": {str(k): int(v) for k, v in dict(summary.quarantined).items()},
         "bytes_read": int(summary.bytes_read),
     }
-    hints = [f"{s.uri}: {s.hint}" for s in summary.sources if s.hint]
-    if hints:  # every record quarantined: the format it looks like (the run checks the total)
-        stats["format_hint"] = "; ".join(hints)
+    hints = [[s.uri, s.hint] for s in summary.sources if s.hint]
+    if hints:  # no case read: the format it looks like (the run checks the total)
+        stats["format_hints"] = hints
     return table, stats
 
 
