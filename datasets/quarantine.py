@@ -113,13 +113,19 @@ class Quarantine:
     max_consecutive: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     _fh: IO[bytes] | None = field(default=None, init=False, repr=False)
+    _total: int = field(default=0, init=False, repr=False)
     _streak: Counter[str] = field(default_factory=Counter, init=False, repr=False)
     _written: Counter[str] = field(default_factory=Counter, init=False, repr=False)
     _unwritten: dict[str, Counter[str]] = field(default_factory=dict, init=False, repr=False)
 
-    def add(self, entry: QuarantineEntry) -> None:
+    def add(self, entry: QuarantineEntry, record: bool = True) -> None:
+        """Count and write ``entry``. ``record=False``: a rejected row that is not a record on
+        its own (an evidence call without its trace): it does not extend a run of rejected
+        records."""
         self.counts[entry.reason] += 1
-        self._streak[entry.reason] += 1
+        self._total += 1
+        if record:
+            self._streak[entry.reason] += 1
         if self.path is not None:
             if self.max_entries and self._written[entry.uri] >= self.max_entries:
                 self._unwritten.setdefault(entry.uri, Counter())[entry.reason] += 1
@@ -127,7 +133,7 @@ class Quarantine:
                 self._written[entry.uri] += 1
                 self._write(entry.to_json(self.keep_raw, self.raw_bytes))
         streak = self._streak.total()
-        if self.max_consecutive and streak >= self.max_consecutive:
+        if record and self.max_consecutive and streak >= self.max_consecutive:
             reasons, self._streak = self._streak, Counter()
             raise QuarantineStreak(entry.uri, streak, reasons)
 
@@ -151,7 +157,8 @@ class Quarantine:
 
     @property
     def total(self) -> int:
-        return sum(self.counts.values())
+        """Entries added (every reason)."""
+        return self._total
 
     def close(self) -> None:
         """Write each input's summary line (entries over ``max_entries``), close the file."""

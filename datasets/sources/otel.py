@@ -58,6 +58,7 @@ class OtelAdapter:
     ) -> Iterator[dict[str, Any]]:
         grouper = SpanGrouper(self.config.otel_max_spans_in_memory)
         spans = 0
+        rejected = quarantine.total  # a span read after rejected ones ends their run
         for line_no, doc in self._documents(uri, quarantine, stats):
             for where, raw, resource in _raw_spans(doc):
                 spans += 1
@@ -71,6 +72,9 @@ class OtelAdapter:
                         )
                     )
                     continue
+                if quarantine.total != rejected:
+                    quarantine.accepted()
+                    rejected = quarantine.total
                 grouper.add(span, raw, where)
         stats.extra["spans"] = stats.extra.get("spans", 0) + spans
         if grouper.spilled:

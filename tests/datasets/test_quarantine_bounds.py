@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from golden_distill.datasets.ingest import ingest
@@ -119,3 +120,52 @@ def test_worker_processes_stop_a_wrong_format_and_bound_the_quarantine_too(
     written = [e for e in entries if not e.get("summary")]
     summaries = [e for e in entries if e.get("summary")]
     assert len(written) == 8 and sum(s["not_written"] for s in summaries) == 12
+
+
+def _airline_cases() -> list[dict]:
+    from golden_test_data import airline_runs_path
+
+    from golden_distill.datasets.sources.base import ReadStats
+    from golden_distill.datasets.sources.chat import ChatAdapter
+
+    cases = ChatAdapter().read(str(airline_runs_path()), Quarantine(), ReadStats())
+    return [case for case in cases if case["steps"]][:20]
+
+
+def test_bad_spans_between_good_ones_do_not_stop_an_otel_file(tmp_path: Path) -> None:
+    """Spans are all read before any trace becomes a case: a good span ends a run too."""
+    import orjson
+
+    from golden_distill.datasets.sources.otel_writer import export_request
+
+    lines = []
+    for case in _airline_cases():
+        doc = export_request([case])
+        spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        spans[:0] = [{"name": "broken", "spanId": "00"}] * 3  # no trace id
+        lines.append(orjson.dumps(doc) + b"\n")
+    (tmp_path / "spans.jsonl").write_bytes(b"".join(lines))
+    config = IngestConfig(max_consecutive_quarantined=5)
+    summary = ingest([str(tmp_path / "spans.jsonl")], tmp_path / "out", fmt="otel", config=config)
+    assert not summary.failed
+    assert summary.cases_written == 20 and summary.quarantined_total == 60
+
+
+def test_orphan_evidence_rows_are_not_records_and_never_stop_a_source(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from golden_distill.datasets.sources.evidence_writer import export_evidence
+
+    folder = tmp_path / "evidence"
+    export_evidence(_airline_cases()[:3], str(folder))
+    calls = pq.read_table(folder / "tool_call_trace.parquet")
+    orphans = calls.slice(0, 1).to_pylist() * 30
+    for at, row in enumerate(orphans):
+        row["trace_id"] = f"no-such-trace-{at}"
+        row["call_id"] = f"orphan-{at}"
+    pq.write_table(pa.concat_tables([calls, pa.Table.from_pylist(orphans, calls.schema)]),
+                   folder / "tool_call_trace.parquet")  # fmt: skip
+    config = IngestConfig(max_consecutive_quarantined=5)
+    summary = ingest([str(folder)], tmp_path / "out", config=config)
+    assert not summary.failed
+    assert summary.cases_written == 3 and summary.quarantined_total == 30
