@@ -143,11 +143,6 @@ class Quarantine:
         if self._streak:
             self._streak.clear()
 
-    @property
-    def not_written(self) -> int:
-        """Entries counted but not written (``max_entries``), over every input."""
-        return sum(c.total() for c in self._unwritten.values())
-
     def _write(self, line: bytes) -> None:
         if self._fh is None:
             assert self.path is not None
