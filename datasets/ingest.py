@@ -16,14 +16,17 @@ no ``cases/`` files) for a caller that reads them straight back.
 non-native files, and line-aligned byte ranges of large plain JSONL files; the output is the same.
 
 One unreadable source does not stop the others: it is reported in the summary (``failed``) and
-the caller decides the exit code. Nothing here logs or raises with record text.
+the caller decides the exit code. A source read in the wrong format is one: it is stopped after
+``ingest.max_consecutive_quarantined`` rejected records in a row, with a format hint, and the
+quarantine is bounded (``ingest_output.bounded_quarantine``). A summary without any case says
+why (``IngestSummary.nothing_read``). Nothing here logs or raises with record text.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import orjson
@@ -36,21 +39,26 @@ from golden_distill.datasets.ingest_output import (
     IngestSummary,
     Progress,
     SourceSummary,
+    bounded_quarantine,
     read_into,
+    streak_message,
 )
-from golden_distill.datasets.ingest_parallel import ingest_in_processes, resolve_jobs
-from golden_distill.datasets.quarantine import Quarantine
+from golden_distill.datasets.ingest_parallel import Planned, ingest_in_processes, resolve_jobs
+from golden_distill.datasets.quarantine import QuarantineStreak
 from golden_distill.datasets.shards import MemorySink, ShardWriter
 from golden_distill.datasets.sources.base import ReadStats, SourceAdapter, SourceError
 from golden_distill.datasets.sources.config import IngestConfig
-from golden_distill.datasets.sources.discovery import whole_source_format
-from golden_distill.datasets.sources.lines import compression_of, read_head
+from golden_distill.datasets.sources.discovery import (
+    detect_format,
+    format_hint,
+    sniff_head,
+    whole_source_format,
+)
+from golden_distill.datasets.sources.identity import source_name
 from golden_distill.datasets.sources.registry import ADAPTERS
 from golden_distill.datasets.sources.uris import (
     display_uri,
     expand_source,
-    is_file_url,
-    open_binary,
 )
 
 _JSONL_NAME = re.compile(r"\.(jsonl|ndjson)(\.gz|\.gzip|\.zst|\.zstd)?$", re.IGNORECASE)
@@ -67,52 +75,39 @@ def unrecognised_message(uri: str) -> str:
     )
 
 
-def detect_format(uri: str, head: bytes) -> str | None:
-    """The registered format whose adapter recognises ``uri`` / ``head`` (first match wins)."""
-    for name, adapter in ADAPTERS.items():
-        try:
-            if adapter.sniff(uri, head):
-                return name
-        except (OSError, ValueError):
-            continue
-    return None
-
-
-def sniff_head(uri: str) -> bytes:
-    """The first decompressed bytes of a file source (empty for databases and folders)."""
-    if not is_file_url(uri):
-        return b""
-    with open_binary(uri) as raw:
-        return read_head(raw, compression_of(uri))
-
-
-def plan(sources: list[str], fmt: str | None) -> Iterator[tuple[str, str | None, str | None]]:
-    """``(uri, format, error)`` for every input the sources name, in order."""
+def plan(
+    sources: list[str], fmt: str | None, names: Mapping[str, str] | None = None
+) -> Iterator[Planned]:
+    """Every input the sources name, in order, with its format (or why it has none) and its
+    name inside its source (``sources/identity.py``; ``names`` gives it for some inputs, as the
+    flow does for a shard it reads alone)."""
+    names = names or {}
     for source in sources:
         whole = whole_source_format(source, fmt)
         if whole is not None:
-            yield source, whole, None
+            yield Planned(source, whole, None)
             continue
         try:
             uris = expand_source(source)
         except SourceError as exc:
-            yield source, fmt, str(exc)
+            yield Planned(source, fmt, str(exc))
             continue
         for uri in uris:
+            name = names.get(uri) or source_name(source, uri)
             if fmt is not None:
-                yield uri, fmt, None
+                yield Planned(uri, fmt, None, name)
                 continue
             try:
                 head = sniff_head(uri)
             except SourceError as exc:
-                yield uri, None, str(exc)
+                yield Planned(uri, None, str(exc), name)
                 continue
             found = detect_format(uri, head)
             if found is None and not head.strip() and _JSONL_NAME.search(uri):
                 # nothing decodable at the start (empty, or a compressed stream cut before its
                 # first line): read it as recordings, so the damage is reported, not a guess
                 found = "native"
-            yield uri, found, None if found else unrecognised_message(uri)
+            yield Planned(uri, found, None if found else unrecognised_message(uri), name)
 
 
 def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:
@@ -162,7 +157,7 @@ def ingest(
             batch_rows=settings.batch_rows,
             rows_per_shard=settings.rows_per_shard,
         )
-        return _ingest_here(sources, out, fmt, settings, progress, writer)
+        return _ingest_here(sources, out, fmt, settings, progress, writer, None)
 
     return _ingest_into(Path(out_dir), fmt, overwrite, read)
 
@@ -173,16 +168,18 @@ def ingest_table(
     *,
     fmt: str | None = None,
     config: IngestConfig | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> tuple[pa.Table, IngestSummary]:
     """``ingest`` in this process with the cases kept in memory: one Arrow table instead of
     ``cases/`` files (``out_dir`` gets the quarantine and the summary as usual). For a caller
     that would read the shards straight back (the flow's shard step): the same table, without
-    Parquet's encoding and decoding."""
+    Parquet's encoding and decoding. ``names``: the name of an input inside the source it was
+    found in (``uri -> name``, see ``sources/identity.py``), for an input read on its own."""
     settings = config or IngestConfig()
     sink = MemorySink(batch_rows=settings.batch_rows)
 
     def read(out: Path) -> IngestSummary:
-        return _ingest_here(sources, out, fmt, settings, None, sink)
+        return _ingest_here(sources, out, fmt, settings, None, sink, names)
 
     summary = _ingest_into(Path(out_dir), fmt, False, read)
     return sink.table(), summary
@@ -213,14 +210,15 @@ def _ingest_here(
     config: IngestConfig,
     progress: Progress | None,
     writer: ShardWriter,
+    names: Mapping[str, str] | None,
 ) -> IngestSummary:
     """The single-process ingest: every source in turn, through one shard writer (or
     ``MemorySink``)."""
     summary = IngestSummary(out_dir=out_dir)
     adapters: dict[str, SourceAdapter] = {}
     done_records, done_bytes = 0, 0
-    with Quarantine(out_dir / QUARANTINE_FILE) as quarantine, writer:
-        for uri, name, error in plan(sources, fmt):
+    with bounded_quarantine(out_dir / QUARANTINE_FILE, config) as quarantine, writer:
+        for uri, name, error, in_source in plan(sources, fmt, names):
             item = SourceSummary(uri=display_uri(uri), format=name, error=error)
             summary.sources.append(item)
             if error is not None or name is None:
@@ -237,10 +235,15 @@ def _ingest_here(
                 if progress is not None:
                     progress(base[0] + stats.records_read, base[1] + stats.bytes_read)
 
+            quarantine.accepted()  # a new input: no run of rejected records yet
             try:
-                read_into(adapters[name], uri, writer, quarantine, stats, tick)
+                read_into(adapters[name], uri, writer, quarantine, stats, tick, in_source)
             except SourceError as exc:
                 item.error = str(exc)
+            except QuarantineStreak as exc:
+                item.error = streak_message(uri, name, exc)
+            if item.error is None and not stats.cases:
+                item.hint = format_hint(uri, name) or None
             item.records_read, item.cases, item.bytes_read = (
                 stats.records_read,
                 stats.cases,

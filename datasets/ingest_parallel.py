@@ -30,6 +30,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import fsspec
 import pyarrow as pa
@@ -42,8 +43,9 @@ from golden_distill.datasets.ingest_output import (
     Progress,
     SourceSummary,
     read_into,
+    streak_message,
 )
-from golden_distill.datasets.quarantine import Quarantine, QuarantineEntry
+from golden_distill.datasets.quarantine import Quarantine, QuarantineEntry, QuarantineStreak
 from golden_distill.datasets.shards import ShardWriter
 from golden_distill.datasets.sources.base import ReadStats, SourceError
 from golden_distill.datasets.sources.byte_ranges import (
@@ -54,6 +56,7 @@ from golden_distill.datasets.sources.byte_ranges import (
     line_ranges,
 )
 from golden_distill.datasets.sources.config import IngestConfig
+from golden_distill.datasets.sources.discovery import format_hint
 from golden_distill.datasets.sources.lines import compression_of
 from golden_distill.datasets.sources.registry import ADAPTERS
 from golden_distill.datasets.sources.uris import display_uri, is_file_url
@@ -65,7 +68,14 @@ MAX_RANGE_BYTES = 256 * 1024 * 1024
 QUARANTINE_PART = "quarantine.part-{index:05d}.jsonl"
 QUARANTINE_PART_GLOB = "quarantine.part-*.jsonl"
 
-Planned = tuple[str, str | None, str | None]  # (uri, format, error) as ingest.plan yields
+
+class Planned(NamedTuple):
+    """One input as ``ingest.plan`` yields it."""
+
+    uri: str
+    format: str | None
+    error: str | None
+    name: str = ""  # the file's name inside its source (``sources/identity.py``)
 
 
 def resolve_jobs(jobs: int) -> int:
@@ -91,6 +101,7 @@ class Unit:
     start: int | None = None
     end: int | None = None
     first_line: int = 1  # the file's line number of the range's first line
+    name: str = ""  # the file's name inside its source (position-based case ids)
 
     @property
     def is_range(self) -> bool:
@@ -144,7 +155,7 @@ def plan_units(
     min_range_bytes = MIN_RANGE_BYTES if min_range_bytes is None else min_range_bytes
     max_range_bytes = MAX_RANGE_BYTES if max_range_bytes is None else max_range_bytes
     units: list[Unit] = []
-    for source, (uri, fmt, error) in enumerate(planned):
+    for source, (uri, fmt, error, name) in enumerate(planned):
         if error is not None or fmt is None:
             continue
         ranges: list[tuple[int, int]] = []
@@ -159,9 +170,9 @@ def plan_units(
                 ranges = []  # the worker reads it whole and reports what is wrong with it
         if len(ranges) > 1:
             for start, end in ranges:
-                units.append(Unit(len(units), source, uri, fmt, start, end))
+                units.append(Unit(len(units), source, uri, fmt, start, end, name=name))
         else:
-            units.append(Unit(len(units), source, uri, fmt))
+            units.append(Unit(len(units), source, uri, fmt, name=name))
     return units
 
 
@@ -247,7 +258,11 @@ def run_unit(unit: Unit, out_dir: Path, config: IngestConfig) -> UnitResult:
         rows_per_shard=config.rows_per_shard,
     )
     quarantine = _ShiftedQuarantine(
-        out_dir / QUARANTINE_PART.format(index=unit.index), line_offset=unit.first_line - 1
+        out_dir / QUARANTINE_PART.format(index=unit.index),
+        raw_bytes=config.quarantine_raw_bytes,
+        max_entries=config.quarantine_max_entries,
+        max_consecutive=config.max_consecutive_quarantined,
+        line_offset=unit.first_line - 1,
     )
     stats = ReadStats()
     with quarantine, writer:
@@ -256,9 +271,11 @@ def run_unit(unit: Unit, out_dir: Path, config: IngestConfig) -> UnitResult:
                 _read_range(unit, config, writer, quarantine, stats)
             else:
                 adapter = ADAPTERS[unit.fmt](config)  # type: ignore[call-arg]
-                read_into(adapter, unit.uri, writer, quarantine, stats, lambda: None)
+                read_into(adapter, unit.uri, writer, quarantine, stats, lambda: None, unit.name)
         except SourceError as exc:
             result.error = str(exc)
+        except QuarantineStreak as exc:
+            result.error = streak_message(unit.uri, unit.fmt, exc)
     result.records_read, result.cases, result.bytes_read = (
         stats.records_read,
         stats.cases,
@@ -350,7 +367,7 @@ def ingest_in_processes(
     by_source: dict[int, list[UnitResult]] = {}
     for unit, result in zip(units, results, strict=True):
         by_source.setdefault(unit.source, []).append(result)
-    for source, (uri, fmt, error) in enumerate(planned):
+    for source, (uri, fmt, error, _) in enumerate(planned):
         item = SourceSummary(uri=display_uri(uri), format=fmt, error=error)
         parts = by_source.get(source, [])
         for result in parts:
@@ -363,6 +380,8 @@ def ingest_in_processes(
                 item.error = result.error
         if parts:
             item.seconds = max(r.finished for r in parts) - min(r.started for r in parts)
+        if item.error is None and parts and not item.cases:
+            item.hint = format_hint(uri, fmt) or None
         summary.sources.append(item)
         summary.records_read += item.records_read
         summary.bytes_read += item.bytes_read

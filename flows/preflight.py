@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from golden_distill.datasets.case_identity import DIGEST_VERSION
 from golden_distill.datasets.sources.discovery import Discovery, Shard, discover
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
@@ -128,12 +129,17 @@ def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
     work = resolved.work
     config_sha = shard_config_sha256(config)
     version = pipeline_version()
+    fmt = resolved.params.source_format
     jobs = []
     for index, shard in enumerate(shards):
         key = None
         if shard.fingerprint and config.run.cache_shards:
+            # what the shard is read as (the format given, or sniffed), the file's name inside
+            # its source (position-based case ids) and the digest code (its identities file)
+            # shape the output as much as its bytes do
+            read_as = f"{fmt or '-'}\x1f{shard.name}\x1f{DIGEST_VERSION}"
             key = shard_cache_key(
-                fingerprint=shard.fingerprint,
+                fingerprint=f"{shard.fingerprint}\x1f{read_as}",
                 config_sha256=config_sha,
                 version=version,
                 window=window,
@@ -149,7 +155,7 @@ def plan_shards(resolved: ResolvedRun, shards: list[Shard]) -> list[ShardJob]:
                 out_dir=work.join("shards", folder),
                 cache_key=key,
                 pipeline_version=version,
-                source_format=resolved.params.source_format,
+                source_format=fmt,
                 since=window[0],
                 until=window[1],
             )

@@ -48,6 +48,12 @@ class SourceAdapter(Protocol):
         """True when ``uri`` (first bytes ``head``; empty for databases) looks like ours."""
         ...
 
-    def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
-        """Yield canonical case rows; quarantine what cannot be read; update ``stats``."""
+    def read(
+        self, uri: str, quarantine: Quarantine, stats: ReadStats, name: str = ""
+    ) -> Iterator[dict[str, Any]]:
+        """Yield canonical case rows; quarantine what cannot be read; update ``stats``.
+
+        ``name`` is the input's name inside its source (``identity.source_name``; the base name
+        when empty): a format whose runs carry no id derives case ids from it and the position,
+        so same-named files of different partitions never share an id."""
         ...

@@ -6,8 +6,11 @@ Two layouts:
   {user_id, ...}}, traj: [messages]}`` (see ../shared/realdata/README.md);
 * JSONL, one transcript per line: ``{"messages": [...], ...metadata}``.
 
-Neither carries run ids, so the case id is derived from the file name and the run's position
-(``make_case_id("chat", "<basename>:<position>")``): re-reading the same file gives the same ids.
+Neither carries run ids that are unique beyond one file, so the case id is derived from the
+file's name inside its source (``identity.source_name``: the base name for a file directly in
+its source folder, ``dt=2026-11-01/runs.jsonl`` for a partition's file) and the run's position
+(``make_case_id("chat", "<name>:<position>")``): re-reading the same source gives the same ids,
+and same-named files of different partitions give different ones.
 Which tools write comes from the tool catalogue (``ingest.tool_catalogues``).
 """
 
@@ -78,16 +81,18 @@ class ChatAdapter:
             return b'"messages"' in first_line
         return False
 
-    def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
-        basename = posixpath.basename(uri.rstrip("/")) or uri
+    def read(
+        self, uri: str, quarantine: Quarantine, stats: ReadStats, name: str = ""
+    ) -> Iterator[dict[str, Any]]:
+        in_source = name or posixpath.basename(uri.rstrip("/")) or uri
         with open_binary(uri) as raw:
             head = read_head(raw, compression_of(uri), 4096)
         kept_before = self.converter.malformed_kept
         literals_before = self.converter.literals_read
         if first_char(head) == b"[":
-            yield from self._read_array(uri, basename, quarantine, stats)
+            yield from self._read_array(uri, in_source, quarantine, stats)
         elif first_char(head) == b"{":
-            yield from self._read_jsonl(uri, basename, quarantine, stats)
+            yield from self._read_jsonl(uri, in_source, quarantine, stats)
         elif head.strip():
             raise SourceError(f"{uri}: not a chat transcript file (expected a JSON array or JSONL)")
         literals = self.converter.literals_read - literals_before
@@ -102,7 +107,7 @@ class ChatAdapter:
             )
 
     def _read_array(
-        self, uri: str, basename: str, quarantine: Quarantine, stats: ReadStats
+        self, uri: str, in_source: str, quarantine: Quarantine, stats: ReadStats
     ) -> Iterator[dict[str, Any]]:
         with mapped_bytes(uri) as data:
             stats.bytes_read += len(data)
@@ -112,13 +117,13 @@ class ChatAdapter:
                     detail = "array element"
                     self._reject(quarantine, uri, item.index, item.problem, detail, item.raw)
                     continue
-                row = self._convert(uri, basename, item.index, item.raw, quarantine)
+                row = self._convert(uri, in_source, item.index, item.raw, quarantine)
                 if row is not None:
                     stats.cases += 1
                     yield row
 
     def _read_jsonl(
-        self, uri: str, basename: str, quarantine: Quarantine, stats: ReadStats
+        self, uri: str, in_source: str, quarantine: Quarantine, stats: ReadStats
     ) -> Iterator[dict[str, Any]]:
         """Lines read in bounded memory (oversized and truncated lines reported, not held)."""
         limit = self.config.max_line_bytes
@@ -133,15 +138,15 @@ class ChatAdapter:
                 if not line.strip():
                     continue
                 stats.records_read += 1
-                row = self._convert(uri, basename, number, line, quarantine)
+                row = self._convert(uri, in_source, number, line, quarantine)
                 if row is not None:
                     stats.cases += 1
                     yield row
 
     def _convert(
-        self, uri: str, basename: str, position: int, raw: bytes, quarantine: Quarantine
+        self, uri: str, in_source: str, position: int, raw: bytes, quarantine: Quarantine
     ) -> dict[str, Any] | None:
-        case_id = make_case_id("chat", f"{basename}:{position}")
+        case_id = make_case_id("chat", f"{in_source}:{position}")
         try:
             record = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -157,7 +162,7 @@ class ChatAdapter:
             self._reject(quarantine, uri, position, problem.reason, problem.detail, raw, case_id)
             return None
         if row["trace_id"] is None:
-            row["trace_id"] = record_id or f"{basename}:{position}"
+            row["trace_id"] = record_id or f"{in_source}:{position}"
         return row
 
     @staticmethod

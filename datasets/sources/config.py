@@ -27,6 +27,28 @@ class IngestConfig(StrictModel):
     rows_per_shard: int = Field(
         100_000, gt=0, description="Cases per canonical shard file before rolling to the next."
     )
+    # --- quarantine bounds (datasets/quarantine.py) --------------------------------------------
+    max_consecutive_quarantined: int = Field(
+        1_000,
+        ge=0,
+        description="Stop reading an input after this many records in a row were quarantined "
+        "without one read: a wrong `--format` or a damaged input, not bad records. The input "
+        "then fails (with a `did you mean --format ...?` hint when its first bytes look like "
+        "another format); 0 never stops.",
+    )
+    quarantine_raw_bytes: int = Field(
+        64 * 1024,
+        ge=0,
+        description="Keep at most this many bytes of a quarantined record's text; a longer one "
+        "keeps this excerpt with its full length and sha256 (its location finds the rest).",
+    )
+    quarantine_max_entries: int = Field(
+        10_000,
+        ge=0,
+        description="Write at most this many quarantine entries per input; further records "
+        "are counted (per reason) and one summary line per input says how many were not "
+        "written; 0: no cap.",
+    )
     # --- chat / evidence / otel adapters ---------------------------------------------------
     tool_catalogues: list[str] = Field(
         default_factory=lambda: ["configs/tools/tau-bench.yaml"],

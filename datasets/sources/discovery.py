@@ -27,6 +27,8 @@ import orjson
 from fsspec.core import url_to_fs
 
 from golden_distill.datasets.sources.base import SourceError
+from golden_distill.datasets.sources.identity import source_name
+from golden_distill.datasets.sources.lines import compression_of, read_head
 from golden_distill.datasets.sources.partitions import expand_template, is_templated
 from golden_distill.datasets.sources.registry import ADAPTERS
 from golden_distill.datasets.sources.uris import (
@@ -34,6 +36,7 @@ from golden_distill.datasets.sources.uris import (
     expand_source,
     is_file_url,
     is_local_path,
+    open_binary,
 )
 
 
@@ -45,6 +48,9 @@ class Shard:
     fingerprint: str | None  # None: not cacheable (a database)
     size: int = 0
     label: str = ""  # short display name, never with credentials
+    #: the file's name inside its source (``identity.source_name``): what position-based case
+    #: ids are derived from, so it is part of the shard's cache key
+    name: str = ""
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -72,6 +78,45 @@ def whole_source_format(source: str, fmt: str | None) -> str | None:
         except (OSError, ValueError):
             continue
     return None
+
+
+def detect_format(uri: str, head: bytes) -> str | None:
+    """The registered format whose adapter recognises ``uri`` / ``head`` (first match wins)."""
+    for name, adapter in ADAPTERS.items():
+        try:
+            if adapter.sniff(uri, head):
+                return name
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def sniff_head(uri: str) -> bytes:
+    """The first decompressed bytes of a file source (empty for databases and folders)."""
+    if not is_file_url(uri):
+        return b""
+    with open_binary(uri) as raw:
+        return read_head(raw, compression_of(uri))
+
+
+def format_hint(uri: str, used: str | None) -> str:
+    """What to tell the user when ``uri`` read as format ``used`` gave no case: the format its
+    first bytes look like (``did you mean --format chat?``), or that none recognises it."""
+    try:
+        found = whole_source_format(uri, None)
+        if found is None:
+            head = sniff_head(uri)
+            if not head.strip():
+                return ""  # empty: nothing to recognise
+            found = detect_format(uri, head)
+    except (SourceError, OSError, ValueError):
+        return ""
+    if found is not None and found != used:
+        return f"did you mean --format {found}?"
+    if found is None:
+        known = ", ".join(ADAPTERS)
+        return f"it does not look like any format this reader knows ({known})"
+    return ""
 
 
 @dataclass
@@ -113,6 +158,7 @@ def discover(
     found = Discovery()
     seen: dict[str, list[Any]] = {}
     uris: list[tuple[str, bool]] = []  # (uri, whole source)
+    names: dict[str, str] = {}  # uri -> its name inside its source (the first source naming it)
     for source in sources:
         partitions = expand_template(source, since, until)
         templated = is_templated(source)
@@ -129,7 +175,10 @@ def discover(
                     raise
                 found.missing_partitions.append(display_uri(concrete))
                 continue
-            uris.extend((str(Path(f).resolve()) if is_local_path(f) else f, False) for f in files)
+            for f in files:
+                uri = str(Path(f).resolve()) if is_local_path(f) else f
+                uris.append((uri, False))
+                names.setdefault(uri, source_name(source, f))
             hits += 1
         if templated and not hits:
             raise SourceError(
@@ -149,16 +198,17 @@ def discover(
         entry = known.get(uri)
         if entry and entry[:-1] == stamp:
             seen[uri] = [*stamp, entry[-1]]
-            found.shards.append(Shard(uri=uri, fingerprint=entry[-1], size=size))
+            found.shards.append(Shard(uri=uri, fingerprint=entry[-1], size=size, name=names[uri]))
         else:
             pending.append((len(found.shards), uri, fs, path, stamp, size))
-            found.shards.append(Shard(uri=uri, fingerprint=None, size=size))  # filled below
+            # the fingerprint is filled in below
+            found.shards.append(Shard(uri=uri, fingerprint=None, size=size, name=names[uri]))
     if pending and before_hashing is not None:
         before_hashing()
     hashed = _hash_all([(fs, path) for _, _, fs, path, _, _ in pending])
     for (at, uri, _, _, stamp, size), sha in zip(pending, hashed, strict=True):
         seen[uri] = [*stamp, sha]
-        found.shards[at] = Shard(uri=uri, fingerprint=sha, size=size)
+        found.shards[at] = Shard(uri=uri, fingerprint=sha, size=size, name=names[uri])
     _save_memo(memo, known, seen)
     return found
 

@@ -71,17 +71,21 @@ class EvidenceAdapter:
         folder = evidence_folder(uri) or uri
         return iter(FileEvidenceReader(folder, self.config.evidence_bucket_rows))
 
-    def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
+    def read(
+        self, uri: str, quarantine: Quarantine, stats: ReadStats, name: str = ""
+    ) -> Iterator[dict[str, Any]]:
         shown = redact_url(uri)
         for item in self.rows(uri):
             if isinstance(item, RowProblem):
-                if item.table == SESSION:
+                record = item.table == SESSION  # a call or snapshot row is part of one
+                if record:
                     stats.records_read += 1
                 detail = item.detail
                 quarantine.add(
                     QuarantineEntry(
                         STAGE, item.reason, shown, item.position, detail, None, _raw(item.row)
-                    )
+                    ),
+                    record=record,
                 )
                 continue
             stats.records_read += 1

@@ -77,7 +77,9 @@ class NativeAdapter:
         lines = [ln for ln in head.lstrip(_BOM).split(b"\n")[:20] if ln.strip()]
         return any(ln.lstrip()[:1] == b"{" and all(m in ln for m in _MARKERS) for ln in lines[:10])
 
-    def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
+    def read(
+        self, uri: str, quarantine: Quarantine, stats: ReadStats, name: str = ""
+    ) -> Iterator[dict[str, Any]]:
         """Canonical case rows as dicts (the adapter protocol); ``read_batches`` is faster."""
         for batch in self.read_batches(uri, quarantine, stats):
             yield from batch.to_pylist()
@@ -117,8 +119,11 @@ class NativeAdapter:
         line_nos: list[int] = []
         lines: list[bytes] = []  # kept for the quarantine, should a record fail in its batch
         lines_seen = batch_bytes = 0
+        rejected = False  # a line was rejected since the last accepted one (the streak runs)
 
         def reject(line_no: int, reason: str, detail: str, raw_line: bytes | None) -> None:
+            nonlocal rejected
+            rejected = True
             quarantine.add(QuarantineEntry(STAGE, reason, uri, line_no, detail, raw=raw_line))
 
         def finish() -> pa.RecordBatch:
@@ -150,6 +155,9 @@ class NativeAdapter:
                 if not record.record_id:
                     reject(line_no, MISSING_FIELD, "recordId (empty)", line)
                     continue
+                if rejected:  # a run of rejected lines ends here
+                    quarantine.accepted()
+                    rejected = False
                 records.append(record)
                 line_nos.append(line_no)
                 lines.append(line)

@@ -53,9 +53,12 @@ class OtelAdapter:
         """An OTLP JSON export: a JSON object with ``resourceSpans`` near its start."""
         return first_char(head) == b"{" and b'"resourceSpans"' in head[:4096]
 
-    def read(self, uri: str, quarantine: Quarantine, stats: ReadStats) -> Iterator[dict[str, Any]]:
+    def read(
+        self, uri: str, quarantine: Quarantine, stats: ReadStats, name: str = ""
+    ) -> Iterator[dict[str, Any]]:
         grouper = SpanGrouper(self.config.otel_max_spans_in_memory)
         spans = 0
+        rejected = quarantine.total  # a span read after rejected ones ends their run
         for line_no, doc in self._documents(uri, quarantine, stats):
             for where, raw, resource in _raw_spans(doc):
                 spans += 1
@@ -69,6 +72,9 @@ class OtelAdapter:
                         )
                     )
                     continue
+                if quarantine.total != rejected:
+                    quarantine.accepted()
+                    rejected = quarantine.total
                 grouper.add(span, raw, where)
         stats.extra["spans"] = stats.extra.get("spans", 0) + spans
         if grouper.spilled:

@@ -27,7 +27,11 @@ tables or OTLP JSON; pass `--format` when it cannot be.
 Writes `DIR/cases/part-NNNNN.parquet`, `DIR/quarantine.jsonl` (every record that could not be
 read, with file, line and reason) and `DIR/summary.json`, and prints the summary as a table.
 Quarantined records are counted, not fatal: the exit code is 0 unless a source could not be
-read at all (then 1; 2 for a bad command line or config).
+read at all or no case came out of the input (then 1; 2 for a bad command line or config). An
+input is stopped after `ingest.max_consecutive_quarantined` (1,000) records in a row could not
+be read, with a hint when it looks like another format (`did you mean --format chat?`); the
+quarantine keeps at most `ingest.quarantine_raw_bytes` of each record and
+`ingest.quarantine_max_entries` entries per input (the rest counted, one summary line each).
 
 `--jobs N` reads with N worker processes (`--jobs 0`: one per core): whole compressed files,
 and line-aligned byte ranges of large plain `.jsonl` files, so one big file uses every core.
@@ -165,6 +169,18 @@ def ingest_command(
         err.print(
             f"error: {failed.error}", markup=False, highlight=False, style="red", soft_wrap=True
         )
+    for source in summary.sources:
+        if source.hint and source.error is None:
+            err.print(
+                f"warning: no case read from {source.uri}: {source.hint}",
+                markup=False, highlight=False, style="yellow", soft_wrap=True,
+            )  # fmt: skip
+    empty = summary.nothing_read() if not summary.failed else None
+    if empty is not None:
+        err.print(
+            f"error: no case read: {empty}", markup=False, highlight=False, style="red",
+            soft_wrap=True,
+        )  # fmt: skip
     if json_out:
         typer.echo((out / "summary.json").read_text(encoding="utf-8"), nl=False)
     else:
@@ -175,7 +191,7 @@ def ingest_command(
             markup=False,
             soft_wrap=True,
         )
-    if summary.failed:
+    if summary.failed or empty is not None:
         raise typer.Exit(1)
 
 

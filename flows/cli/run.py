@@ -23,7 +23,10 @@ HELP = """Run the whole pipeline once: read -> funnels -> quotas + dedup -> reda
 
 Runs the `distill` Prefect flow in this process against a temporary local Prefect API (nothing
 to install or start). Shows shards done and cases selected so far; prints the published version
-and where its report is. On failure it names the stage that failed and exits non-zero.
+and where its report is. On failure it names the stage that failed and exits non-zero; a run
+that reads no case (empty input, or every record quarantined: a wrong `--format` is stopped
+early with a hint), selects nothing, or meets two different records under one case id fails
+too, and publishes nothing.
 
 Example:
 

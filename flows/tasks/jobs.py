@@ -43,6 +43,9 @@ class ShardResult:
     signatures_path: str  # dedup signatures of those cases
     decisions_path: str  # one small row per case read: funnel membership, candidate, status
     quarantine_path: str  # JSONL, may hold raw source lines: stays in the work dir
+    #: every record's case id, content digest and place (datasets/case_identity.py); ""
+    #: for a result made before identities were kept (its shard is not checked)
+    identities_path: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 

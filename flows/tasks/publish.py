@@ -154,6 +154,11 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None
+    if not case_ids:  # every chosen case refused or rejected: never an empty version
+        raise StageError(
+            "publish", "no case left to publish (redaction refused or review rejected every "
+            "selected case); nothing was published",
+        )  # fmt: skip
     try:
         stats = build_stats(job, published, case_ids)
         stats.update(earlier_versions.drift_against_pinned(resolved, parts, selection.paths))

@@ -22,7 +22,7 @@ from golden_distill.flows.caching import pipeline_version
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
-from golden_distill.flows.tasks import global_steps
+from golden_distill.flows.tasks import global_steps, input_checks
 from golden_distill.flows.tasks.choice import (
     CHOICE_CLUSTER_COLUMNS,
     SplitDecisions,
@@ -73,10 +73,20 @@ def select_cases(
     an incremental run clusters them with the previous version's representatives (new
     near-duplicates join those clusters) and lets clusters not seen for `max_age_days` go.
 
+    Stops the run first when no case was read or two different records share one case id,
+    and last when nothing is selected (``input_checks``): no empty version is published.
+
     Cached under ``cache_key`` (see ``selection_cache_key``): a rerun over unchanged shards
     skips the global dedup too."""
     config = resolved.config
     work = resolved.work
+    input_checks.check_input(results)  # no case read at all: stop, publish nothing
+    try:
+        input_checks.check_case_ids(results, work)
+    except StageError:
+        raise
+    except Exception as exc:
+        raise StageError("select", f"checking case ids: {describe(exc)}") from None
     try:
         source = incremental_parent(resolved)
         parent = load_parent(source, resolved) if source is not None else None
@@ -96,12 +106,15 @@ def select_cases(
     try:
         if parent is None:
             folder = selection_folder(work, cache_key)
-            return _from_sources(results, config, split, work, folder)
-        return _grown(results, config, decisions, parent, resolved)
+            selection = _from_sources(results, config, split, work, folder)
+        else:
+            selection = _grown(results, config, decisions, parent, resolved)
     except StageError:
         raise
     except Exception as exc:
         raise StageError("dedup", describe(exc)) from None
+    input_checks.check_selected(selection, results, resolved.window)  # an empty version: stop
+    return selection
 
 
 def selection_folder(work: WorkFolder, cache_key: str | None) -> str:

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from prefect import task
 
+from golden_distill.datasets.case_identity import identity_frame
 from golden_distill.datasets.ingest import ingest_table
 from golden_distill.datasets.quarantine import read_quarantine
 from golden_distill.filters.dedup.signature import signatures
@@ -36,20 +37,30 @@ from golden_distill.flows.work_folder import Staged, WorkFolder, work_folder
 def read_shard(job: ShardJob, canonical_dir: Path) -> tuple[pa.Table, dict[str, Any]]:
     """Ingest one source into an Arrow table (its quarantine and summary under
     ``canonical_dir``): read straight into memory, as the steps after it need it whole."""
+    shard = job.shard
     table, summary = ingest_table(
-        [job.shard.uri], canonical_dir, fmt=job.source_format, config=job.config.ingest
+        [shard.uri],
+        canonical_dir,
+        fmt=job.source_format,
+        config=job.config.ingest,
+        names={shard.uri: shard.name} if shard.name else None,
     )
     failed = [s for s in summary.sources if s.error]
     if failed:
-        # The whole input is unusable (missing, unreadable, unknown format): the run stops here
-        # and names it; the other shards stay cached for the rerun after the fix.
-        raise ShardUnreadable(f"{failed[0].uri}: {failed[0].error}")
+        # The whole input is unusable (missing, unreadable, unknown format, or stopped after a
+        # run of unreadable records): the run stops here and names it; the other shards stay
+        # cached for the rerun after the fix.
+        error = failed[0].error or ""
+        raise ShardUnreadable(error if failed[0].uri in error else f"{failed[0].uri}: {error}")
     stats = {
         "records_read": int(summary.records_read),
         "cases_read": int(table.num_rows),
         "quarantined": {str(k): int(v) for k, v in dict(summary.quarantined).items()},
         "bytes_read": int(summary.bytes_read),
     }
+    hints = [[s.uri, s.hint] for s in summary.sources if s.hint]
+    if hints:  # no case read: the format it looks like (the run checks the total)
+        stats["format_hints"] = hints
     return table, stats
 
 
@@ -65,6 +76,11 @@ def move_quarantine(canonical_dir: Path, target: Path) -> int:
     else:
         target.touch()
     return len(read_quarantine(target))
+
+
+def write_identities(table: pa.Table, path: Path) -> None:
+    """The shard's identity frame (``datasets/case_identity.py``): ids, digests, places."""
+    identity_frame(table).write_parquet(path)
 
 
 def apply_window(table: pa.Table, since: str | None, until: str | None) -> pa.Table:
@@ -142,6 +158,9 @@ def _process(job: ShardJob, work: WorkFolder, stage: Staged) -> ShardResult:
     table, stats = timed("read", read_shard, job, canonical)
     quarantine_path = out / "quarantine.jsonl"
     timed("read", move_quarantine, canonical, quarantine_path)
+    # every record read, before the window: the run checks one id means one record
+    identities_path = out / "identities.parquet"
+    timed("read", write_identities, table, identities_path)
     table = timed("read", apply_window, table, job.since, job.until)
     stats["in_window"] = table.num_rows
 
@@ -157,7 +176,7 @@ def _process(job: ShardJob, work: WorkFolder, stage: Staged) -> ShardResult:
     timed("write", pq.write_table, candidates, candidates_path)
     timed("write", decisions.write_parquet, decisions_path)
     timed("write", pq.write_table, sigs, signatures_path)
-    paths = [candidates_path, decisions_path, signatures_path, quarantine_path]
+    paths = [candidates_path, decisions_path, signatures_path, quarantine_path, identities_path]
     work.make_private(out, paths, stop_at=out.parent.parent)
     # The ingest's folder (its summary; the quarantine was moved) is not needed again.
     shutil.rmtree(canonical, ignore_errors=True)
@@ -169,6 +188,7 @@ def _process(job: ShardJob, work: WorkFolder, stage: Staged) -> ShardResult:
         signatures_path=stage.location(signatures_path),
         decisions_path=stage.location(decisions_path),
         quarantine_path=stage.location(quarantine_path),
+        identities_path=stage.location(identities_path),
         stats=stats,
         seconds=clock.seconds,
     )

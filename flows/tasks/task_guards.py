@@ -44,6 +44,6 @@ def run_key(config: PipelineConfig, expected_key_id: str | None) -> PseudonymKey
 def outputs_present(result: Any, work: WorkFolder) -> bool:
     """A cached result is only usable while the files it names still exist."""
     names = ("candidates_path", "quarantine_path", "decisions_path", "signatures_path",
-             "redacted_path")  # fmt: skip
+             "identities_path", "redacted_path")  # fmt: skip
     paths = [getattr(result, n) for n in names if getattr(result, n, None)]
     return all(work.exists(p) for p in paths)
