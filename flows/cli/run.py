@@ -213,6 +213,8 @@ def run_command(
             typer.echo(
                 f"golden run failed in stage '{stage_error.stage}': {stage_error.detail}", err=True
             )
+            if stage_error.stage == "validate":  # config, parameters, key, store: a usage error
+                raise typer.Exit(2)
         raise typer.Exit(1)
     version, report, reused, why = outcome
     if reused:

@@ -199,7 +199,7 @@ def test_golden_run_names_the_failing_stage_and_exits_non_zero(
     assert "stage 'validate'" in bad_window.output and "since" in bad_window.output
 
     nothing = runner.invoke(app, ["run", "--config", str(_config_without_sources(tmp_path))])
-    assert nothing.exit_code == 1
+    assert nothing.exit_code == 2  # a usage error, like every config error
     assert "stage 'validate'" in nothing.output and "no sources: pass --source" in nothing.output
 
     missing = runner.invoke(app, ["run", "--source", str(tmp_path / "nope")])
