@@ -20,9 +20,12 @@ from golden_distill.flows.config import PipelineConfig
 HEADER = """# Configuration reference
 
 One YAML file configures a run (`configs/nightly.yaml` is the shipped default, with comments).
-Every key is validated: an unknown key is an error with a did-you-mean suggestion, and
-`golden config validate FILE` checks a file without running anything. `golden config schema`
-prints the JSON Schema for editor completion. Secrets are never in this file: the pseudonym key
+`golden config init my.yaml` writes that packaged default (or `--name tau-bench.yaml`; `--list`
+shows the shipped ones) for you to edit, so an installed wheel needs no checkout. Every key is
+validated: an unknown key is an error with a did-you-mean suggestion, and
+`golden config validate FILE` checks a file without running anything (no FILE: the packaged
+default); a config error exits 2. `golden config schema` prints the JSON Schema for editor
+completion. Secrets are never in this file: the pseudonym key
 comes from `GOLDEN_PSEUDONYM_KEY` or a Prefect Secret block (`redaction.key_secret_block`); store
 credentials come from the environment.
 

@@ -19,7 +19,13 @@ from typing import Any
 
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.inventory import FieldKey, safe_path, tool_and_path
-from golden_distill.redaction.key_rules import KeyRule, NonPersonalRule, PiiRule, RuleMatcher
+from golden_distill.redaction.key_rules import (
+    KeyRule,
+    NonPersonalRule,
+    PiiRule,
+    RuleMatcher,
+    person_tool,
+)
 from golden_distill.redaction.propagation import ValueIndex
 from golden_distill.redaction.slots import Slot, Verbatim, case_slots
 from golden_distill.redaction.walker import leaves_and_keys
@@ -29,6 +35,20 @@ _ID_CHARS = re.compile(r"^[A-Za-z0-9_.:/#+@-]+$")
 BUSINESS_ID = re.compile(r"^[A-Za-z0-9_.:/#-]{1,64}$")
 _DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _AMOUNT_LIKE = re.compile(r"^[-+]?[\d,]*\.\d+$|^v?\d+(?:\.\d+)+$")
+#: Clock times and durations ("20:00:00", "07:30", "03:00:00+1" the next day, "PT1H30M"): values,
+#: not ids.
+_TIME_LIKE = re.compile(
+    r"^\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[+-]\d{1,2})?$|^P(?:\d+[YMWD])*(?:T(?:\d+[HMS])+)?$"
+)
+#: A quantity with a unit ("1000ml", "6.1-inch", "15-inch", "500GB", "2.5 kg"): a catalogue
+#: option, never a key. Only known units, so an id such as "1234ab" is still an identifier.
+_QUANTITY = re.compile(
+    r"^[-+]?\d{1,6}(?:[.,]\d{1,3})?[- ]?(?:ml|cl|dl|l|ltr|liters?|litres?|oz|fl ?oz|g|mg|kg|lbs?"
+    r"|in|inch|inches|ft|feet|cm|mm|m|km|mi|miles?|yd|gb|tb|mb|kb|w|kw|kwh|v|mah|hz|khz|mhz|ghz"
+    r"|mp|px|dpi|rpm|pcs|pack|pc|ct|count|x|k|p|hrs?|hours?|mins?|minutes?|secs?|seconds?|days?"
+    r"|weeks?|months?|years?|°?[cf]|%)$",
+    re.IGNORECASE,
+)
 #: A leaf's inventory path per (slot base, key path): the same few paths recur in every case.
 _leaf_path = lru_cache(maxsize=1 << 16)(safe_path)
 
@@ -42,13 +62,16 @@ def _no_path(*_: object) -> str:
 
 
 def identifier_shaped(value: str) -> bool:
-    """6+ digits, or letters mixed with 2+ digits in one 6+ character token; dates, amounts
-    and versions are not identifiers."""
+    """6+ digits, or letters mixed with 2+ digits in one 6+ character token; dates, clock times,
+    durations, amounts, versions and quantities with a unit are not identifiers (pseudonymising
+    them in kind made impossible times such as "26:96:16" and scrambled "1000ml" into "6012mx")."""
     value = value.strip()
     if not 6 <= len(value) <= 64 or not _ID_CHARS.match(value):
         return False
     digits = sum(c.isdigit() for c in value)
     if digits < 2 or _DATE_LIKE.match(value) or _AMOUNT_LIKE.match(value):
+        return False
+    if _TIME_LIKE.match(value) or _QUANTITY.match(value):
         return False
     return digits >= 6 or any(c.isalpha() for c in value)
 
@@ -106,6 +129,9 @@ def scan_case(
     fields: Counter[FieldKey] = Counter()
     scanned: list[tuple[str, str, str]] = []  # (tool, path, text): findings counted later
     step_names = [str(s.get("name") or "") for s in row.get("steps") or []]
+    # the case's own tool names: verbatim in steps[].name, so verbatim wherever they recur
+    # (an OpenAI message's `name` on a tool reply is the tool's, not a person's)
+    tool_names = frozenset(n for n in step_names if n)
     for v in verbatim:
         tool, where = locate(v.location, step_names, ())
         fields[(tool, where, "verbatim" if v.fits else "verbatim_misfit")] += 1
@@ -125,6 +151,10 @@ def scan_case(
             where = leaf_path(base, path)
             rule = matcher.match(path)
             is_text = isinstance(leaf, str)
+            if is_text and leaf in tool_names:
+                non_personal.add(leaf)
+                fields[(tool, where, "non_personal")] += 1
+                continue
             if rule is not None:  # most leaves: no rule (skip the three type checks)
                 if isinstance(rule, NonPersonalRule) and (not is_text or BUSINESS_ID.match(leaf)):
                     non_personal.add(str(leaf))
@@ -136,7 +166,7 @@ def scan_case(
                     index.add_key(str(leaf), rule)
                     fields[(tool, where, "key_field")] += 1
                     continue
-                if isinstance(rule, PiiRule) and rule.owns(path, leaf):
+                if isinstance(rule, PiiRule) and rule.owns(path, leaf, tool):
                     if not is_text:
                         if isinstance(leaf, float) or (rule.evidence and abs(leaf) < 1000):
                             fields[(tool, where, "non_personal")] += 1
@@ -150,7 +180,10 @@ def scan_case(
                         and _SHORT_NUMBER.match(text)
                         and sum(c.isdigit() for c in text) < 6
                     )
-                    index.add_pii(text, rule.entity_type, propagate=propagate)
+                    # a generic evidence key ("name") seeds the batch's name dictionary only
+                    # in a tool about people: elsewhere it may name a product or a place
+                    share = not rule.evidence or person_tool(tool)
+                    index.add_pii(text, rule.entity_type, propagate=propagate, share=share)
                     fields[(tool, where, "evidence" if rule.evidence else "rule")] += 1
                     continue
             # no rule owns it: scanned, and identifier-shaped values are unknown ids

@@ -245,10 +245,15 @@ class RedactionConfig(StrictModel):
             "sku",
             "flight_number",
             "flightNumber",
+            "country",
+            "country_code",
+            "countryCode",
         ],
-        description="Key-name patterns whose values are business identifiers, never personal "
-        "(a 10-digit item id is a valid US phone number). Their values are not scanned, and a "
-        "free-text finding equal to one of them in the same case is ignored.",
+        description="Key-name patterns whose values are business identifiers or reference data, "
+        "never personal (a 10-digit item id is a valid US phone number; a country is not an "
+        "address). Their values are not scanned when they have an identifier's shape, and a "
+        "free-text finding equal to one of them in the same case is ignored. A pattern naming "
+        "the key itself beats one that only names a parent (`country` beats `*address.*`).",
     )
     sensitive_keys: dict[str, str] = Field(
         default_factory=_default_sensitive_keys,

@@ -38,15 +38,18 @@ class PiiRule:
     #: tool/product/model contexts, an ACCOUNT rule only values with 5+ digits (``owns``)
     evidence: bool = False
 
-    def owns(self, path: Path, value: object) -> bool:
-        """Whether this rule claims ``value`` at ``path`` (always, except guarded names)."""
+    def owns(self, path: Path, value: object, tool: str = "") -> bool:
+        """Whether this rule claims ``value`` at ``path`` (always, except guarded names).
+
+        ``tool``: the name of the step whose arguments or response hold the value, when known;
+        a ``name`` in ``get_product_details``'s response is a product's, not a person's."""
         if not self.evidence:
             return True
         if self.entity_type == "ACCOUNT":  # a ledger "account": "4000" is not an account number
             return sum(c.isdigit() for c in str(value)) >= 5
         if self.entity_type != "PERSON":
             return True
-        return isinstance(value, str) and person_context_ok(path) and name_shaped(value)
+        return isinstance(value, str) and person_context_ok(path, tool) and name_shaped(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +111,12 @@ class RuleMatcher:
             pass
         if not self._any_last.match(str(tail[-1]).lower()):
             return next((r for parts, r in self._wild_last if _tail_matches(parts, tail)), None)
-        found = next((rule for parts, rule in self._rules if _tail_matches(parts, tail)), None)
+        # a rule naming the key itself beats one that only names a parent ("address.*"), so
+        # `address.country` is the country rule's, not the address rule's
+        found = next(
+            (r for parts, r in self._rules if parts[-1] != "*" and _tail_matches(parts, tail)),
+            None,
+        ) or next((r for parts, r in self._wild_last if _tail_matches(parts, tail)), None)
         if len(self._cache) < 100_000:
             self._cache[tail] = found
         return found
@@ -163,12 +171,27 @@ _NOT_PERSON_CONTEXT = re.compile(
 )
 
 
+#: Tools whose responses are about people even when their name also says "details" or "item".
+_PERSON_TOOL = re.compile(
+    r"user|customer|passenger|person|people|contact|member|employee|patient|profile|account|guest|client",
+    re.IGNORECASE,
+)
+
+
 def name_shaped(value: str) -> bool:
     """One to four words of letters (or two to five Han characters): could be a person's name."""
     value = value.strip()
     return bool(_NAME.match(value) or _HAN_NAME.match(value))
 
 
-def person_context_ok(path: Path) -> bool:
-    """No key on the path says the name is a tool's, a product's, a model's..."""
-    return not any(_NOT_PERSON_CONTEXT.search(str(k)) for k in path)
+def person_context_ok(path: Path, tool: str = "") -> bool:
+    """No key on the path, nor the tool that returned it, says the name is a tool's, a
+    product's, a model's... (a tool that speaks of users or customers keeps the guard off)."""
+    if any(_NOT_PERSON_CONTEXT.search(str(k)) for k in path):
+        return False
+    return not (tool and _NOT_PERSON_CONTEXT.search(tool) and not person_tool(tool))
+
+
+def person_tool(tool: str) -> bool:
+    """A tool whose name says it deals with people (users, customers, passengers...)."""
+    return bool(tool and _PERSON_TOOL.search(tool))

@@ -121,16 +121,27 @@ class ValueIndex:
     pii_spelling: dict[str, str] = field(default_factory=dict)  # casefold -> first spelling
     case_sensitive: set[str] = field(default_factory=set)  # casefolded one-word names
     no_propagate: set[str] = field(default_factory=set)  # casefolded values kept local
+    #: casefolded values that may not seed the batch's name dictionary: found only through a
+    #: generic evidence key (a ``name`` that may be a product's), not in a personal position
+    not_shared: set[str] = field(default_factory=set)
 
     def add_key(self, value: str, rule: KeyRule) -> None:
         if value and value not in self.keys:
             self.keys[value] = rule
 
-    def add_pii(self, value: str, entity_type: str, *, propagate: bool = True) -> None:
+    def add_pii(
+        self, value: str, entity_type: str, *, propagate: bool = True, share: bool = True
+    ) -> None:
+        """Index a personal value. ``share=False``: it is replaced everywhere in this case but
+        never seeds the batch's name dictionary (its position did not say it is personal)."""
         value = value.strip()
         if not value or value in self.keys:
             return
         folded = value.casefold()
+        if share:
+            self.not_shared.discard(folded)
+        elif folded not in self.pii:
+            self.not_shared.add(folded)
         if folded not in self.pii:
             self.pii[folded] = entity_type
             self.pii_spelling[folded] = value

@@ -274,7 +274,9 @@ class Redactor:
                 names.update(
                     spelling
                     for folded, spelling in scan.index.pii_spelling.items()
-                    if scan.index.pii[folded] == "PERSON" and is_dictionary_name(spelling)
+                    if scan.index.pii[folded] == "PERSON"
+                    and folded not in scan.index.not_shared
+                    and is_dictionary_name(spelling)
                 )
             find = NameFinder(frozenset(names))
             for _, scan in scans:

@@ -29,7 +29,7 @@ def test_key_fields_win_over_personal_rules() -> None:
 
 def test_the_last_key_prefilter_never_changes_a_decision() -> None:
     """``match`` skips, by one regex over the rules' last parts, the rules that cannot own a
-    path; it must decide exactly as trying every rule in order would."""
+    path; it must decide exactly as trying every rule in precedence order would."""
     from golden_distill.redaction.key_rules import _tail_matches
 
     m = RuleMatcher(RedactionConfig())
@@ -40,10 +40,11 @@ def test_the_last_key_prefilter_never_changes_a_decision() -> None:
         for grand in ("", "user"):
             for key in keys:
                 path = tuple(p for p in (grand, parent, key) if p)
-                brute = next(
-                    (rule for parts, rule in m._rules if _tail_matches(parts, path[-m._depth :])),
-                    None,
-                )
+                tail = path[-m._depth :]
+                ordered = [r for r in m._rules if r[0][-1] != "*"] + [
+                    r for r in m._rules if r[0][-1] == "*"
+                ]  # a rule naming the key itself first, then those naming only a parent
+                brute = next((rule for parts, rule in ordered if _tail_matches(parts, tail)), None)
                 assert m.match(path) == brute, path
                 checked += 1
     assert checked == len(parents) * 2 * len(keys)
@@ -78,3 +79,14 @@ def test_last_key_patterns_decide_as_fnmatch_does() -> None:
         lasts = LastKeyPatterns(chosen)
         for key in keys:
             assert lasts.match(key) == any(fnmatchcase(key, p) for p in chosen), (chosen, key)
+
+
+def test_a_rule_naming_the_key_beats_a_rule_naming_its_parent() -> None:
+    """`address.country` is reference data (non-personal), not an ADDRESS through `*address.*`;
+    the street under the same parent still is."""
+    m = RuleMatcher(RedactionConfig())
+    assert isinstance(m.match(("address", "country")), NonPersonalRule)
+    assert m.match(("shipping_address", "country_code")) == NonPersonalRule()
+    assert m.match(("address", "address1")) == PiiRule("ADDRESS")
+    assert m.match(("address", "zip")) == PiiRule("ADDRESS")
+    assert m.match(("address", "card_no")) != PiiRule("ADDRESS")

@@ -116,3 +116,38 @@ def test_each_users_own_first_and_last_name_is_gone_from_their_run(env: dict) ->
             assert not re.search(rf"(?<![A-Za-z]){re.escape(part)}(?![A-Za-z])", text), (
                 f"{env['name']}: a name part of the run's user survived"
             )
+
+
+_TIMES = re.compile(r'\\?"scheduled_(?:departure|arrival)_time_est\\?"\s*:\s*\\?"([^"\\]*)')
+_COUNTRY = re.compile(r'\\?"country\\?"\s*:\s*\\?"([^"\\]*)')
+_QUANTITY = re.compile(r"\b\d+(?:\.\d+)?-?(?:inch|ml|GB|mm|W)\b")
+
+
+def _tool_reply_names(messages: str | None) -> list[str]:
+    return [m.get("name") for m in json.loads(messages or "[]") if m.get("role") == "tool"]
+
+
+def test_reference_data_is_never_rewritten(env: dict) -> None:
+    """Precision: flight times, countries, option values with units and the tool names in the
+    message history are not personal; rewriting them replays a different conversation."""
+    seen = {"times": 0, "countries": 0, "quantities": 0, "tool replies": 0}
+    for before, after in zip(env["before"], env["result"].table.to_pylist(), strict=True):
+        text_in = orjson.dumps(before, default=str).decode()
+        text_out = orjson.dumps(after, default=str).decode()
+        times = _TIMES.findall(text_in)
+        assert _TIMES.findall(text_out) == times
+        assert all(re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\+\d)?", t) for t in times)
+        assert _COUNTRY.findall(text_out) == _COUNTRY.findall(text_in)
+        assert _QUANTITY.findall(text_out) == _QUANTITY.findall(text_in)
+        names = _tool_reply_names(before["context"]["messages"])
+        assert _tool_reply_names(after["context"]["messages"]) == names
+        for name, found in (
+            ("times", times),
+            ("countries", _COUNTRY.findall(text_in)),
+            ("quantities", _QUANTITY.findall(text_in)),
+            ("tool replies", names),
+        ):
+            seen[name] += len(found)
+    # each kind of reference data occurs in the sample, so the checks above can fail
+    wanted = {"airline": ("times", "tool replies"), "retail": ("countries", "quantities")}
+    assert all(seen[kind] > 0 for kind in wanted[env["name"]]), seen
