@@ -15,17 +15,28 @@
    again (its folder goes to ``_trash/``, or its manifest is removed) and the publish fails:
    a version is visible only when the whole publish succeeded.
 
+Publishing is a compare-and-swap on the set's head: with ``expected_parent`` (the version the
+run grew from, None for a new set) the version commits only while ``latest`` still points
+there; otherwise nothing becomes visible and ``head.HeadMoved`` says which head moved. A
+``_pending/<version>`` record (``head.py``) is written before the version becomes visible and
+removed after ``latest`` moved, so a publisher killed in between is repaired by the next writer
+(``head.repair_head``: the version adopted when it is a verified successor of the head, else
+discarded).
+
 The manifest is sealed (``manifest_sha256``) and, when a signing key is configured
 (``GOLDEN_SIGNING_KEY``, see ``signing.py``), signed: ``manifest.sig`` is placed next to it
 before the version becomes visible. ``clusters.parquet`` is marked with the cases actually
 published (``cluster_marks.py``). Cases holding a subject of the set's erasure log are left
 out (``erasure_log.drop_erased``).
 
-A publisher killed at any point leaves no visible version and ``latest`` unchanged; its leftovers
-(staging folder, claim, manifest-less files) are invisible and removed by ``golden sets gc``.
+A publisher killed before the version became visible leaves no visible version and ``latest``
+unchanged; its leftovers (staging folder, claim, manifest-less files) are invisible and removed
+by ``golden sets gc``. Killed after it (``visible``), it leaves a pending record for
+``repair_head``.
 
 Test hook: when ``GOLDEN_PUBLISH_PAUSE_AFTER`` names a point (``cases``, ``clusters``, ``report``,
-``verified``, ``claimed``, ``staged``, ``upload:<file name>``, ``uploaded``), the publisher prints
+``verified``, ``claimed``, ``staged``, ``upload:<file name>``, ``uploaded``, ``visible``), the
+publisher prints
 ``GOLDEN_PUBLISH_PAUSED <point>`` to stderr and sleeps there, so a test can kill it at that point.
 """
 
@@ -48,7 +59,7 @@ import pyarrow.parquet as pq
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from golden_distill.datasets.publish_config import PublishConfig
-from golden_distill.datasets.store.aliases import LATEST, move_alias, read_alias
+from golden_distill.datasets.store.aliases import ANY, LATEST, move_alias, read_alias
 from golden_distill.datasets.store.case_files import (
     file_entry,
     prepare_cases,
@@ -65,6 +76,7 @@ from golden_distill.datasets.store.erasure_log import (
     read_log,
 )
 from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.datasets.store.head import HeadMoved, clear_pending, mark_pending
 from golden_distill.datasets.store.integrity import seal_manifest
 from golden_distill.datasets.store.layout import (
     MANIFEST_NAME,
@@ -179,6 +191,7 @@ def publish_version(
     config: PublishConfig | None = None,
     signing_key: Ed25519PrivateKey | None = None,
     prechecked: pl.DataFrame | None = None,
+    expected_parent: object = ANY,
 ) -> PublishResult:
     """Publish ``cases`` (GOLDEN_SCHEMA table or Parquet files) as a new immutable version.
 
@@ -187,7 +200,9 @@ def publish_version(
     ``signing_key`` None: the key configured in ``GOLDEN_SIGNING_KEY``, if any, signs it.
     ``prechecked``: ``replay.steps_digests`` of cases a published version passed the replay check
     with (a grown set's carried cases); a staged case with the same digest is not checked again
-    (counted in ``replay_check.cases_prechecked``), every other case is."""
+    (counted in ``replay_check.cases_prechecked``), every other case is.
+    ``expected_parent``: the head this version grew from (a version id, or None for a new set);
+    when ``latest`` is elsewhere at commit time, ``HeadMoved`` is raised and nothing shows."""
     cfg = config or PublishConfig()
     store = StoreFS(store_url, storage_options)
     layout = SetLayout(set_name)
@@ -208,7 +223,7 @@ def publish_version(
     try:
         return _publish_staged(
             store, layout, staging, cases, clusters, report_html, fields, force, cfg, timings,
-            signer, erasure, prechecked,
+            signer, erasure, prechecked, expected_parent,
         )  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
@@ -263,6 +278,7 @@ def _publish_staged(
     signer: Ed25519PrivateKey | None = None,
     erasure: dict[str, Any] | None = None,
     prechecked: pl.DataFrame | None = None,
+    expected_parent: object = ANY,
 ) -> PublishResult:
     mark = time.perf_counter()
     files, counts = stage_cases(  # streamed and bucketed: memory does not grow with the set
@@ -318,6 +334,8 @@ def _publish_staged(
             )
 
     parent = read_alias(store, layout, LATEST)
+    if expected_parent is not ANY and parent != expected_parent:
+        raise HeadMoved(layout.set_name, expected_parent, parent)  # type: ignore[arg-type]
     version = allocate_version(store, layout.set_name)
     _pause("claimed")
     manifest = build_manifest(
@@ -341,6 +359,7 @@ def _publish_staged(
     signature = sign_manifest(manifest_bytes, signer) if signer is not None else None
 
     mark = time.perf_counter()
+    mark_pending(store, layout, version, parent)  # the next writer repairs a crash from here
     if store.is_local:
         (staging / MANIFEST_NAME).write_bytes(manifest_bytes)
         if signature is not None:
@@ -357,15 +376,22 @@ def _publish_staged(
                 with contextlib.suppress(Exception):
                     store.remove_tree(layout.version_dir(version))
             raise
+    _pause("visible")
     try:
-        move_alias(store, layout, LATEST, version, only_forward=True)
+        _old, now = move_alias(store, layout, LATEST, version, only_forward=True, expect=parent)
+        if now != version:
+            raise HeadMoved(layout.set_name, parent, now)
     except Exception:
         moved = False
         with contextlib.suppress(Exception):  # the move may have landed before the error
             moved = read_alias(store, layout, LATEST) == version
         if not moved:
             withdraw_version(store, layout, version)  # a failed publish is never visible
+            with contextlib.suppress(Exception):
+                clear_pending(store, layout, version)
             raise
+    with contextlib.suppress(Exception):  # a leftover record is settled by the next repair
+        clear_pending(store, layout, version)
     timings["make_visible"] = time.perf_counter() - mark
     return PublishResult(
         set_name=layout.set_name,
