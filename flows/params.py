@@ -158,6 +158,9 @@ class ResolvedRun:
     set_name: str
     since: datetime | None = None
     until: datetime | None = None
+    #: ``(version,)``: the set's head when this run took the set's lock (None: a new set); the
+    #: publish commits only while ``latest`` is still there (compare-and-swap). None: unchecked.
+    expected_head: tuple[str | None] | None = None
 
     @property
     def window(self) -> tuple[str | None, str | None]:

@@ -77,6 +77,14 @@ class FlowConfig(StrictModel):
         "run did not use (other inputs, configs or code versions). Give each golden set its own "
         "work_dir when several share a machine.",
     )
+    set_lock_wait_seconds: float = Field(
+        900.0,
+        ge=0,
+        description="How long a run waits for another writer of the same set (a run or `golden "
+        "erase`) to finish before it fails with a message naming the holder. One writer per set "
+        "at a time: the set's lock (`<store>/<set>/_lock`) is held from before the head and the "
+        "watermark are read until the version is published.",
+    )
     storage_retries: int = Field(
         3, ge=0, description="Retries of tasks that touch storage or databases (read, publish)."
     )
