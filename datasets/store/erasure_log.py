@@ -1,10 +1,12 @@
 """The erasure log and the check every publish makes against it (see ``erasure.py``).
 
 ``<set>/_erasure/log.jsonl`` holds one JSON line per erasure: keyed hashes of the subjects, a
-sha256 of each needle (the pseudonym or placeholder redaction made of the subject), and what was
-removed. ``drop_erased`` leaves out of a new version every case holding a logged needle, so a
-subject erased once never comes back into the set. No redaction import here: publishing stays
-light.
+sha256 of each needle (the pseudonym or placeholder redaction made of the subject), the raw
+digests of the erased values under the erasure key (``erasure_key.py``: what survives a
+pseudonym-key rotation; checked by every run before redaction, ``erased_raw_case_ids``), and
+what was removed. ``drop_erased`` leaves out of a new version every case holding a logged
+needle, so a subject erased once never comes back into the set. No redaction import here:
+publishing stays light.
 """
 
 from __future__ import annotations
@@ -83,6 +85,48 @@ def erased_case_ids(table: pa.Table, digests: set[str]) -> list[str]:
                 hits.append(row["case_id"])
                 break
     return hits
+
+
+#: Word n-grams of free text tested against raw digests (a name of up to four words).
+MAX_WORDS = 4
+
+
+def raw_tokens(row: dict[str, Any]) -> set[str]:
+    """What a raw (unredacted) case could hold an erased value as: every string, its id-like
+    tokens, and runs of up to ``MAX_WORDS`` words (names inside free text)."""
+    tokens = row_tokens(row)
+    for text in _strings(row):
+        words = text.split()
+        for size in range(2, MAX_WORDS + 1):
+            tokens.update(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
+    return tokens
+
+
+def erased_raw_case_ids(table: pa.Table, digests: set[str], digest: Any) -> list[str]:
+    """Case ids of the raw rows holding a value whose raw digest (``digest(value)``, the
+    erasure key's HMAC, ``erasure_key.py``) the log names."""
+    cache: dict[str, bool] = {}
+    hits = []
+    for row in _rows(table):
+        for token in raw_tokens(row):
+            found = cache.get(token)
+            if found is None:
+                found = cache[token] = digest(token) in digests
+            if found:
+                hits.append(row["case_id"])
+                break
+    return hits
+
+
+def erased_raw_digests(store: StoreFS, layout: SetLayout) -> tuple[set[str], set[str]]:
+    """The raw digests the log holds, and the ids of the erasure keys that made them."""
+    digests: set[str] = set()
+    key_ids: set[str] = set()
+    for entry in read_log(store, layout):
+        if entry.get("raw"):
+            digests.update(entry["raw"])
+            key_ids.add(str(entry.get("erasure_key_id")))
+    return digests, key_ids
 
 
 # -- the log file ---------------------------------------------------------------------------
