@@ -3,10 +3,11 @@
 A version is kept when it is among the newest ``keep_last``, younger than ``keep_days``, the
 target of any alias, the head (the newest version: whatever ``keep_last`` says, even when the
 ``latest`` ref is missing or broken) or a publish the next writer has to settle (``_pending``,
-``head.py``). Negative numbers are refused, not read as "keep nothing". Leftovers of dead publishers (staging folders, claims, manifest-less
-version folders) are removed once older than ``orphan_grace_hours``, so a publish in progress is
-never touched. Deleting makes the version invisible first (local: the folder is renamed into
-``_trash/`` in one step; object store: the manifest goes first), then removes the rest.
+``head.py``). Negative numbers are refused, not read as "keep nothing". Leftovers of dead
+publishers (staging folders, claims, manifest-less version folders) are removed once older than
+``orphan_grace_hours``, so a publish in progress is never touched. Deleting makes the version
+invisible first (local: the folder is renamed into ``_trash/`` in one step; object store: the
+manifest goes first), then removes the rest.
 """
 
 from __future__ import annotations

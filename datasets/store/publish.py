@@ -112,6 +112,7 @@ if TYPE_CHECKING:  # polars is a pipeline dependency: the reader install has non
     import polars as pl
 
 PAUSE_ENV = "GOLDEN_PUBLISH_PAUSE_AFTER"
+RESUME_ENV = "GOLDEN_PUBLISH_RESUME_FILE"
 
 
 class PublishError(RuntimeError):
@@ -144,11 +145,13 @@ class PublishResult:
 
 
 def _pause(point: str) -> None:
-    """Test hook (see module docstring): stop here so a test can kill the publisher."""
+    """Test hook (see module docstring): stop here so a test can kill the publisher, or, with
+    ``GOLDEN_PUBLISH_RESUME_FILE``, let it go on once that file exists (a race with erase)."""
     if os.environ.get(PAUSE_ENV) == point:
         print(f"GOLDEN_PUBLISH_PAUSED {point}", file=sys.stderr, flush=True)
-        while True:
-            time.sleep(60)
+        resume = os.environ.get(RESUME_ENV)
+        while not (resume and os.path.exists(resume)):
+            time.sleep(0.2 if resume else 60)
 
 
 def check_signer(store: StoreFS, signer: Ed25519PrivateKey | None) -> None:
