@@ -4,9 +4,9 @@
    folder: inside the store for a local store (same filesystem, so a rename can publish it), a
    local temporary folder for an object store.
 2. The staged case files are read back and the replay completeness check runs on them; a case
-   that fails blocks the publish. The data's content hash is compared with every published
-   version: the same content is reported as a duplicate instead of published again (``force``
-   publishes anyway).
+   that fails blocks the publish. The data's content hash is compared with the head's
+   (``latest``): the same content is reported as a duplicate instead of published again
+   (``force`` publishes anyway).
 3. A version id is claimed (only-if-absent), the manifest written, and the version made visible:
    a local store renames the staging folder to ``versions/<id>`` (one step); an object store
    uploads the data files, re-reads and checks them, then writes ``manifest.json`` last (only-if-
@@ -104,7 +104,6 @@ from golden_distill.datasets.store.staged_check import check_staged
 from golden_distill.datasets.store.verify import ChecksumError, read_verified_bytes
 from golden_distill.datasets.store.versions import (
     allocate_version,
-    list_versions,
     read_manifest,
 )
 
@@ -174,10 +173,15 @@ def check_signer(store: StoreFS, signer: Ed25519PrivateKey | None) -> None:
 
 
 def _find_same_content(store: StoreFS, set_name: str, content: str) -> str | None:
-    for version in reversed(list_versions(store, set_name)):
-        with contextlib.suppress(Exception):
-            if read_manifest(store, set_name, version).get("content_sha256") == content:
-                return version
+    """The head (``latest``) when it holds exactly this content. Only the head: an older
+    version with the same content is not what readers get, so reporting it as "the latest
+    version stands" would leave ``latest`` where it is (e.g. behind a crashed publish)."""
+    head = read_alias(store, SetLayout(set_name), LATEST)
+    if head is None:
+        return None
+    with contextlib.suppress(Exception):
+        if read_manifest(store, set_name, head).get("content_sha256") == content:
+            return head
     return None
 
 

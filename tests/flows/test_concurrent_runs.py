@@ -12,11 +12,13 @@ import select
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 from nights import split_into_nights
+from s3_server import s3_endpoint  # noqa: F401 - the session's S3 server (a fixture)
 
 from golden_distill.datasets.reader import open_set
 from golden_distill.datasets.store.aliases import read_alias
@@ -59,14 +61,15 @@ def _config(tmp_path: Path) -> Path:
 
 
 def _run(tmp_path: Path, recordings: Path, window: tuple[str, str] | None, *extra: str,
-         pause: str | None = None) -> subprocess.Popen[str]:  # fmt: skip
-    env = {**os.environ, "GOLDEN_PSEUDONYM_KEY": KEY}
+         pause: str | None = None, store: str | None = None,
+         env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:  # fmt: skip
+    env = {**os.environ, "GOLDEN_PSEUDONYM_KEY": KEY, **(env_extra or {})}
     env.pop(PAUSE_ENV, None)
     if pause:
         env[PAUSE_ENV] = pause
     args = [str(GOLDEN), "run", "--local", "--config", str(_config(tmp_path)),
             "--source", f"{recordings}/dt={{date}}/", "--format", "native",
-            "--store", str(tmp_path / "store"), "--set", "nightly", *extra]  # fmt: skip
+            "--store", store or str(tmp_path / "store"), "--set", "nightly", *extra]  # fmt: skip
     if window:
         args += ["--since", window[0], "--until", window[1]]
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -78,12 +81,50 @@ def _finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
     return proc.returncode, out + err
 
 
-def _nights_in(store: Path, version: str, night_of: dict[str, str]) -> set[str]:
+def _nights_in(store: Path | str, version: str, night_of: dict[str, str]) -> set[str]:
     from golden_distill.datasets.schema import make_case_id
 
     by_case = {make_case_id("native", rid): night for rid, night in night_of.items()}
     ids = open_set(str(store), f"nightly@{version}").read_table().column("case_id").to_pylist()
     return {by_case[i] for i in ids}
+
+
+def test_two_windowed_runs_at_once_on_s3_both_windows_published(
+    nights,
+    tmp_path,
+    s3_endpoint,  # noqa: F811
+    monkeypatch,
+):
+    """The same race against a bucket (moto server): the lock and the head's compare-and-swap
+    are conditional writes there (If-None-Match / If-Match)."""
+    import s3fs
+
+    recordings, night_of = nights
+    creds = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": s3_endpoint,
+    }
+    for name, value in creds.items():
+        monkeypatch.setenv(name, value)
+    bucket = f"golden-cc-{uuid.uuid4().hex[:10]}"
+    s3fs.S3FileSystem(skip_instance_cache=True).mkdir(bucket)
+    store = f"s3://{bucket}/store"
+    runs = [
+        _run(tmp_path, recordings, window, store=store, env_extra=creds)
+        for window in (NIGHT_1, NIGHT_2)
+    ]
+    for code, text in [_finish(p) for p in runs]:
+        assert code == 0, text[-3000:]
+    fs = StoreFS(store)
+    versions = list_versions(fs, "nightly")
+    assert len(versions) == 2
+    latest = read_alias(fs, SetLayout("nightly"), "latest")
+    assert latest == versions[-1]
+    assert read_manifest(fs, "nightly", latest)["parent_version"] == versions[0]
+    assert _nights_in(store, latest, night_of) == {NIGHT_1[0], NIGHT_2[0]}
+    assert not fs.exists("nightly/_lock")
 
 
 def test_two_windowed_runs_at_once_both_windows_published(nights, tmp_path):

@@ -110,28 +110,30 @@ def test_two_publishers_from_one_head_never_both_commit(target):
     """Publishing is a compare-and-swap on the head: of two publishers that grew from the same
     head, the loser fails clearly (which head moved) and shows nothing; a rerun commits."""
     store = StoreFS(target.url, target.storage_options)
-    procs = [_spawn(target, start=0, n=40), _spawn(target, start=1000, n=35)]
+    specs = [(0, 40), (1000, 35)]
+    procs = [_spawn(target, start=start, n=n) for start, n in specs]
     won, lost = [], []
-    for proc in procs:
+    for spec, proc in zip(specs, procs, strict=True):
         out, err = proc.communicate(timeout=120)
         if proc.returncode == 0:
             won.append(json.loads(out.strip().splitlines()[-1])["version"])
         else:
             assert "HeadMoved" in err and "latest moved from" in err, err[-2000:]
-            lost.append(proc)
+            lost.append(spec)
     assert won  # one at least commits
     assert list_versions(store, SET) == sorted(won, key=parse_version)  # the loser shows nothing
     for version in won:
         assert verify_version(store, SET, version).ok
-    if lost:  # a rerun of the loser grows from the new head
-        rerun = _spawn(target, start=1000, n=35)
+    for start, n in lost:  # a rerun of the loser grows from the new head
+        rerun = _spawn(target, start=start, n=n)
         out, err = rerun.communicate(timeout=120)
         assert rerun.returncode == 0, err[-2000:]
         won.append(json.loads(out.strip().splitlines()[-1])["version"])
     newest = max(won, key=parse_version)
     assert read_alias(store, SetLayout(SET), "latest") == newest
     oldest = min(won, key=parse_version)
-    assert read_manifest(store, SET, newest)["parent_version"] == oldest
+    parents = {v: read_manifest(store, SET, v)["parent_version"] for v in won}
+    assert parents[newest] == oldest, (parents, len(lost))
 
 
 def test_killed_after_visible_is_adopted_by_the_next_writer(target, casegen):
