@@ -152,7 +152,7 @@ def _erase_locked(
                 storage_options=fs.storage_options or None,
                 config=pipeline.publish,
                 signing_key=signer,
-                expected_parent=plan.latest,
+                expected_parent=plan.aliases.get("latest"),  # the head it was planned on
             ).version
 
         plan = guard(lambda: apply_erasure(fs, plan, key_id=key_id, publish=publish))

@@ -46,14 +46,14 @@ def nights(tmp_path_factory: pytest.TempPathFactory):
     return recordings, night_of
 
 
-def _config(tmp_path: Path) -> Path:
+def _config(tmp_path: Path, wait: float = 120) -> Path:
     path = tmp_path / "config.yaml"
     path.write_text(
         yaml.safe_dump(
             {
                 "funnels": {"quotas": {"enabled": False}},
                 "dedup": {"enabled": False},  # every night's candidates are new cases
-                "run": {"work_dir": str(tmp_path / "work"), "set_lock_wait_seconds": 120},
+                "run": {"work_dir": str(tmp_path / "work"), "set_lock_wait_seconds": wait},
             }
         )
     )
@@ -62,12 +62,13 @@ def _config(tmp_path: Path) -> Path:
 
 def _run(tmp_path: Path, recordings: Path, window: tuple[str, str] | None, *extra: str,
          pause: str | None = None, store: str | None = None,
-         env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:  # fmt: skip
+         env_extra: dict[str, str] | None = None,
+         wait: float = 120) -> subprocess.Popen[str]:  # fmt: skip
     env = {**os.environ, "GOLDEN_PSEUDONYM_KEY": KEY, **(env_extra or {})}
     env.pop(PAUSE_ENV, None)
     if pause:
         env[PAUSE_ENV] = pause
-    args = [str(GOLDEN), "run", "--local", "--config", str(_config(tmp_path)),
+    args = [str(GOLDEN), "run", "--local", "--config", str(_config(tmp_path, wait)),
             "--source", f"{recordings}/dt={{date}}/", "--format", "native",
             "--store", store or str(tmp_path / "store"), "--set", "nightly", *extra]  # fmt: skip
     if window:
@@ -204,3 +205,17 @@ def test_run_killed_at_a_publish_step_is_repaired_by_the_next_run(nights, tmp_pa
     else:  # nothing of the dead run showed: the rerun published the window
         assert versions == [first, latest]
         assert read_manifest(store, "nightly", latest)["parent_version"] == first
+
+
+def test_a_run_that_cannot_get_the_set_fails_naming_the_holder(nights, tmp_path):
+    """Another writer holds the set and the run may not wait: it fails before reading anything,
+    exit non-zero, naming the holder; nothing is published."""
+    from golden_distill.datasets.store.set_lock import SetLock
+
+    recordings, _ = nights
+    store = StoreFS(str(tmp_path / "store"))
+    with SetLock(store, "nightly", "erase").hold():
+        code, text = _finish(_run(tmp_path, recordings, NIGHT_1, wait=0))
+    assert code != 0
+    assert "failed in stage 'lock'" in text and f"erase by pid {os.getpid()}" in text
+    assert list_versions(store, "nightly") == []
