@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from golden_distill.datasets.store.erasure_log import _strings
+from golden_distill.datasets.store.erasure_log import all_strings
 from golden_distill.flows.work_retention import UNIT_FOLDERS
 
 
@@ -37,7 +37,7 @@ def _parquet_holds(path: Path, needles: list[str]) -> bool:
     file = pq.ParquetFile(path)
     for batch in file.iter_batches(batch_size=1024):
         for row in batch.to_pylist():
-            for text in _strings(row):
+            for text in all_strings(row):
                 folded = text.casefold()
                 if any(n in folded for n in needles):
                     return True

@@ -33,7 +33,7 @@ def needle_digest(needle: str) -> str:
     return hashlib.sha256(f"golden-erasure-needle\x1f{needle}".encode()).hexdigest()
 
 
-def _strings(value: Any) -> Iterable[str]:
+def all_strings(value: Any) -> Iterable[str]:
     """Every string in a value, and inside JSON text (arguments, responses) every JSON string."""
     if isinstance(value, str):
         yield value
@@ -42,19 +42,19 @@ def _strings(value: Any) -> Iterable[str]:
                 parsed = orjson.loads(value)
             except orjson.JSONDecodeError:
                 return
-            yield from _strings(parsed)
+            yield from all_strings(parsed)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from all_strings(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _strings(item)
+            yield from all_strings(item)
 
 
 def row_tokens(row: dict[str, Any]) -> set[str]:
     """Every string of a case (whole values and the id-like tokens inside them)."""
     tokens: set[str] = set()
-    for text in _strings(row):
+    for text in all_strings(row):
         tokens.add(text)
         tokens.update(_TOKEN.findall(text))
         tokens.update(_DOTTED.findall(text))
@@ -95,7 +95,7 @@ def raw_tokens(row: dict[str, Any]) -> set[str]:
     """What a raw (unredacted) case could hold an erased value as: every string, its id-like
     tokens, and runs of up to ``MAX_WORDS`` words (names inside free text)."""
     tokens = row_tokens(row)
-    for text in _strings(row):
+    for text in all_strings(row):
         words = text.split()
         for size in range(2, MAX_WORDS + 1):
             tokens.update(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))

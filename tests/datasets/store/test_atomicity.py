@@ -186,3 +186,24 @@ def test_a_rollback_is_not_undone_by_repair(target, casegen):
     assert not repair_head(store, SET).changed
     assert read_alias(store, layout, "latest") == first.version
     assert second.version in list_versions(store, SET)
+
+
+def test_a_pending_version_that_does_not_verify_is_discarded(target, casegen):
+    """A pending successor of the head whose files were damaged is not adopted."""
+    from golden_distill.datasets.store.head import mark_pending
+
+    store = StoreFS(target.url, target.storage_options)
+    layout = SetLayout(SET)
+    first = publish_version(target.url, SET, cases=casegen.make_table(20), **target.kwargs())
+    second = publish_version(target.url, SET, cases=casegen.make_table(20, 50), **target.kwargs())
+    # as if the publisher of `second` died before moving latest, and a byte rotted since
+    move_alias(store, layout, "latest", first.version)
+    mark_pending(store, layout, second.version, first.version)
+    rel = layout.version_file(second.version, "cases.parquet")
+    data = bytearray(store.read_bytes(rel))
+    data[len(data) // 2] ^= 0x01
+    store.write_atomic(rel, bytes(data))
+    repair = repair_head(store, SET)
+    assert repair.adopted == [] and "does not verify" in repair.discarded[second.version]
+    assert list_versions(store, SET) == [first.version]
+    assert read_alias(store, layout, "latest") == first.version
