@@ -129,6 +129,11 @@ def scan_case(
     fields: Counter[FieldKey] = Counter()
     scanned: list[tuple[str, str, str]] = []  # (tool, path, text): findings counted later
     step_names = [str(s.get("name") or "") for s in row.get("steps") or []]
+    # names under a generic evidence key ("name") whose context said nothing about whose name it
+    # is: personal unless the same value sits in a product's, a tool's... context elsewhere in
+    # the case (the message history repeats tool responses without their tool's name)
+    guessed: list[tuple[str, bool, bool]] = []
+    declined: set[str] = set()
     # the case's own tool names: verbatim in steps[].name, so verbatim wherever they recur
     # (an OpenAI message's `name` on a tool reply is the tool's, not a person's)
     tool_names = frozenset(n for n in step_names if n)
@@ -183,9 +188,14 @@ def scan_case(
                     # a generic evidence key ("name") seeds the batch's name dictionary only
                     # in a tool about people: elsewhere it may name a product or a place
                     share = not rule.evidence or person_tool(tool)
-                    index.add_pii(text, rule.entity_type, propagate=propagate, share=share)
+                    if rule.evidence and rule.entity_type == "PERSON":
+                        guessed.append((text, propagate, share))  # decided after the walk
+                    else:
+                        index.add_pii(text, rule.entity_type, propagate=propagate, share=share)
                     fields[(tool, where, "evidence" if rule.evidence else "rule")] += 1
                     continue
+                if is_text and isinstance(rule, PiiRule) and rule.evidence:
+                    declined.add(leaf.strip().casefold())  # a product's or a tool's "name"
             # no rule owns it: scanned, and identifier-shaped values are unknown ids
             if is_text:
                 free_texts.append(leaf)
@@ -205,6 +215,11 @@ def scan_case(
         for k in keys:
             key_texts.append(k)
             scanned.append((tool, base + ".<keys>", k))
+    for text, propagate, share in guessed:
+        if text.strip().casefold() in declined:
+            free_texts.append(text)  # reference data: scanned like any unowned text
+        else:
+            index.add_pii(text, "PERSON", propagate=propagate, share=share)
     free_texts.extend(key_texts)  # object keys are scanned too ("客户欧阳娜娜": ...)
     for text in free_texts:  # ids also hide in keys ("order:ORD-1": ...)
         for pattern, rule in text_patterns:

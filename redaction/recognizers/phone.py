@@ -35,6 +35,11 @@ _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d[\d \t().-]{5,22}\d"
 _CANDIDATE_START = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d(?:[\s().-]{0,3}\d){7,}")
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}")
 _EXTENSION_ROOM = 12
+#: Arithmetic on amounts ("(544.29 - 471.82) * 2", a calculator tool's argument): a decimal
+#: with cents and an operator between spaces; phone groups never carry two-digit decimals
+#: beside a spaced operator.
+_DECIMAL = re.compile(r"\d\.\d{2}(?![\d.])")
+_OPERATOR = re.compile(r"\s[-+*/]\s")
 
 
 def _rejected(span: str, before: str) -> bool:
@@ -42,6 +47,8 @@ def _rejected(span: str, before: str) -> bool:
     if digits < MIN_DIGITS or _AMOUNT.fullmatch(span) or _IP.fullmatch(span):
         return True
     if _DATE.fullmatch(span):
+        return True
+    if _DECIMAL.search(span) and _OPERATOR.search(span):
         return True
     return span.isdigit() and not _CONTEXT.search(before)
 
