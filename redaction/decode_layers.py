@@ -6,7 +6,8 @@ base64 blob holding percent-encoded JSON is undone layer by layer). Each layer i
 ``present(text) -> bool`` and ``apply(text) -> (text, Mapping)``; a decoded piece maps back to
 its whole original span (``text_map.py``), so the replacement removes all of it.
 
-* **HTML tags** are removed ("jo<b>hn@exa</b>mple.com" is one address to a recognizer);
+* **HTML tags** are removed ("jo<b>hn@exa</b>mple.com" is one address to a recognizer), their
+  attributes kept as words;
 * **JSON string escapes** ``\\"``, ``\\\\``, ``\\/`` are undone (JSON inside a JSON string, at any
   depth: each round peels one level; ``\\uXXXX`` is the escapes layer's);
 * **quoted-printable** ``=40``, ``=3D`` and soft line breaks (``=`` at a line end);
@@ -42,8 +43,16 @@ def _tags_present(text: str) -> bool:
     return "<" in text and _TAG.search(text) is not None
 
 
+def _tag(m: re.Match[str]) -> str:
+    """A bare tag joins its neighbours ("jo<b>hn"); a tag's attributes stay, as words of their
+    own (an ``href`` holds a ``mailto:`` link)."""
+    tag = m.group(0)
+    space = next((i for i, c in enumerate(tag) if c.isspace()), -1)
+    return "" if space < 0 else " " + tag[space:-1].strip().rstrip("/") + " "
+
+
 def _tags(text: str) -> tuple[str, Mapping]:
-    return sub_layer(text, _TAG, lambda m: "")
+    return sub_layer(text, _TAG, _tag)
 
 
 # --- JSON string escapes -------------------------------------------------------------------

@@ -92,7 +92,9 @@ _COMPAT = (
     + "\u2010-\u2015\u2212\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u3000"
     + _FORMAT_CHARS
 )
-_ESCAPES = r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?:\\u[0-9a-fA-F]{4})+"
+#: ``\uXXXX`` not after a backslash: ``\\u0040`` is an escaped backslash first (JSON inside a
+#: JSON string), undone by the JSON layer before this one decodes the ``\u``.
+_ESCAPES = r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?<!\\)(?:\\u[0-9a-fA-F]{4})+"
 #: What makes normalising worth it in ASCII text (a non-ASCII text is also checked for
 #: ``_COMPAT_CHAR``: a search with that large class costs more, and ASCII text cannot match it).
 #: Each part is a superset of what its layer's own check needs (``normalise``): the escapes
