@@ -1,0 +1,122 @@
+"""Names where a format, not a sentence, says a value is a person's: home folders
+(``/home/first.last``, ``C:\\Users\\First.Last``), a SQL condition on a name column, the name
+column of a CSV text, an ``@handle``, a GitHub / GitLab / LinkedIn / X profile URL.
+
+A user folder, a handle and a profile slug identify a person even when they are not written as
+a name, so the whole segment is the value (it then propagates like any name). Written here:
+no maintained recognizer knows these places; generic account names (``root``, ``admin``,
+``runner``...) and site paths (``github.com/features``) are not people.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+
+_SEGMENT = r"[A-Za-z][A-Za-z0-9._\-]{1,40}"
+_HOME = re.compile(
+    r"(?:(?<![\w.])/home/|(?<![\w.])/Users/"
+    r"|\b[A-Za-z]:[\\/]+(?i:Users|Documents and Settings)[\\/]+"
+    rf"|\\\\[\w.\-]+\\(?i:home|users)\\)(?P<name>{_SEGMENT})"
+)
+#: Account names that belong to no one.
+_SYSTEM_USERS = frozenset(
+    {"root", "admin", "administrator", "user", "users", "ubuntu", "ec2-user", "runner", "public",
+     "default", "default user", "all users", "guest", "shared", "www-data", "app", "node",
+     "vagrant", "jenkins", "git", "postgres", "docker", "circleci", "travis", "build", "ci",
+     "service", "svc", "test", "demo", "centos", "debian", "pi", "linuxbrew", "runneradmin"}
+)  # fmt: skip
+_SQL = re.compile(
+    r"(?i)\b(?:[a-z_]*name|customer|contact|owner|author|username|login|holder)\s*"
+    r"(?:=|like|in\s*\()\s*N?'(?P<name>[^'\n]{2,80})'"
+)
+_HANDLE = re.compile(
+    r"(?<![\w.@/+\-])@(?P<name>[A-Za-z][A-Za-z0-9_]{2,30}(?:\.[A-Za-z0-9_]{2,30})?)(?![\w@/(])"
+)
+#: Decorators, directives and mentions that are not people.
+_NOT_HANDLES = frozenset(
+    {"here", "everyone", "channel", "all", "param", "property", "staticmethod", "classmethod",
+     "dataclass", "media", "import", "types", "override", "return", "returns", "see", "todo",
+     "author", "since", "deprecated", "type", "throws", "raises", "link", "example", "mention",
+     "support", "team", "admin", "bot", "keyframes", "font-face", "charset", "supports", "page",
+     "pytest", "app", "router", "abstractmethod", "cached_property", "cache", "mock", "patch"}
+)  # fmt: skip
+_PROFILE = re.compile(
+    r"(?i)(?:https?://)?(?:www\.)?(?:"
+    r"(?:github|gitlab)\.com/(?P<gh>[A-Za-z0-9](?:[A-Za-z0-9\-]{0,38}))/?(?=$|[\s\"'?#)\]>,;])"
+    r"|linkedin\.com/in/(?P<li>[\w\-%.]{2,100})"
+    r"|(?:twitter|x|instagram|facebook)\.com/(?P<tw>[A-Za-z0-9_.]{2,50})/?(?=$|[\s\"'?#)\]>,;])"
+    r")"
+)
+_SITE_PATHS = frozenset(
+    {"about", "features", "pricing", "login", "join", "settings", "explore", "topics", "orgs",
+     "marketplace", "sponsors", "enterprise", "pulls", "issues", "notifications", "search",
+     "home", "help", "security", "apps", "share", "intent", "hashtag", "i", "watch",
+     "events", "groups", "pages", "company", "jobs", "signup", "site"}
+)  # fmt: skip
+_NAME_HEADER = re.compile(
+    r"(?i)^\s*\"?(?:(?:first|last|full|given|family|sur|customer|contact|passenger|owner|holder"
+    r"|user|account|middle)[ _\-]?)?(?:name|nombre|nom|vorname|nachname|jméno|příjmení)\"?\s*$"
+)
+_DELIMITERS = (",", ";", "\t", "|")
+
+
+def _csv_names(text: str) -> list[tuple[int, int]]:
+    """Cells under a name column of a CSV text (a header line naming the column)."""
+    newline = text.find("\n")
+    if newline < 0 or "name" not in text[:newline].lower():
+        return []
+    lines = text.split("\n")
+    header = lines[0]
+    delimiter = next((d for d in _DELIMITERS if d in header), None)
+    if delimiter is None:
+        return []
+    cells = next(csv.reader([header], delimiter=delimiter))
+    columns = [i for i, c in enumerate(cells) if _NAME_HEADER.match(c)]
+    if not columns:
+        return []
+    out: list[tuple[int, int]] = []
+    offset = len(header) + 1
+    for line in lines[1:]:
+        row = next(csv.reader([line], delimiter=delimiter), [])
+        cursor = 0
+        for i, cell in enumerate(row):
+            at = line.find(cell, cursor) if cell else -1
+            if at >= 0:
+                cursor = at + len(cell)
+                value = cell.strip().strip('"')
+                if i in columns and len(value) >= 2 and not value.replace(".", "").isdigit():
+                    begin = offset + line.find(value, at)
+                    out.append((begin, begin + len(value)))
+        offset += len(line) + 1
+    return out
+
+
+#: The pre-filter: what every place above holds.
+GATE = re.compile(
+    r"/home/|/Users/|(?i:\\users\\|:/users/|\\home\\)|(?i:github|gitlab)\.com/"
+    r"|(?i:linkedin)\.com/in/|(?i:twitter|x|instagram|facebook)\.com/"
+    r"|(?<![\w.@/+\-])@[A-Za-z]|(?i:name|customer|contact|owner|author|login|holder)\s*"
+    r"(?:=|(?i:like|in)\s*\()\s*N?'|^[^\n]*(?i:name|nombre|nom|jméno|příjmení)[^\n]*\n"
+)
+
+
+def find_placed_names(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every name in a path, SQL condition, CSV column, handle or URL."""
+    out: list[tuple[int, int]] = []
+    if "/" in text or "\\" in text:
+        for m in _HOME.finditer(text):
+            if m.group("name").lower() not in _SYSTEM_USERS:
+                out.append(m.span("name"))
+        for m in _PROFILE.finditer(text):
+            group = next(g for g in ("gh", "li", "tw") if m.group(g))
+            if m.group(group).lower() not in _SITE_PATHS:
+                out.append(m.span(group))
+    if "'" in text:
+        out.extend(m.span("name") for m in _SQL.finditer(text))
+    if "@" in text:
+        for m in _HANDLE.finditer(text):
+            if m.group("name").lower() not in _NOT_HANDLES:
+                out.append(m.span("name"))
+    out.extend(_csv_names(text))
+    return out
