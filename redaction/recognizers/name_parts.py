@@ -11,12 +11,14 @@ titles and greetings ("Dear", "Herr", "Señora") and ordinary words
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from golden_distill.redaction.recognizers.name_lexicon import lexicon
 
 _MAX_EXTRA = 2
 _JOINERS = "'’-"
+_JOINER = re.compile("['’-]")
 #: Titles, greetings and roles written before or after a name, in the major languages.
 _NOT_PARTS = frozenset(
     {"dear", "hi", "hello", "hey", "thanks", "thank", "mr", "mrs", "ms", "miss", "dr", "sir",
@@ -31,15 +33,20 @@ _NOT_PARTS = frozenset(
 def _is_part(word: str) -> bool:
     if len(word) < 2 or not word[0].isupper() or word.lower() in _NOT_PARTS:
         return False
-    rest = word[1:].replace("'", "").replace("’", "").replace("-", "")
-    if not rest or not all(c.isalpha() and not c.isupper() for c in rest if c.isalpha()):
+    pieces = _JOINER.split(word)
+    for i, piece in enumerate(pieces):
+        if len(piece) < 2 and not (i == 0 and i + 1 < len(pieces) and pieces[1][:1].isupper()):
+            return False  # "I’m", "e-" (but "O'Brien", "D’Angelo")
+    rest = "".join(pieces)[1:]
+    if not all(c.isalpha() and not c.isupper() for c in rest if c.isalpha()):
         return False  # "USA", "iPhone"-like shapes are no name parts
     lex = lexicon()
     if lex.is_given(word) or lex.is_surname(word):
         return True
     # beyond ASCII: the word lists hold few such names, and English words are ASCII; an ASCII
     # word the lists do not know ("Seattle") is not taken on the strength of its case alone
-    return not word.isascii() and not lex.is_word(word)
+    beyond = any(c.isalpha() and not c.isascii() for c in word)
+    return beyond and not lex.is_word(word)
 
 
 def _word_before(text: str, start: int) -> tuple[int, str] | None:
@@ -86,22 +93,23 @@ def widen(text: str, start: int, end: int) -> tuple[int, int]:
 
 def widened_names(names: Iterable[str], texts: Iterable[str]) -> set[str]:
     """Every longer name the known ``names`` are part of in ``texts``: "José Ángel Núñez"
-    where only "Núñez" is known."""
+    where only "Núñez" is known. The texts are searched as one (joined by newlines, which no
+    widening crosses): one ``find`` loop per name instead of one per name and text."""
     found: set[str] = set()
     names = [n for n in names if len(n) >= 2]
     if not names:
         return found
-    for text in texts:
-        for name in names:
-            at = text.find(name)
-            while at >= 0:
-                end = at + len(name)
-                bounded = (at == 0 or not text[at - 1].isalnum()) and (
-                    end == len(text) or not text[end].isalnum()
-                )
-                if bounded:
-                    lo, hi = widen(text, at, end)
-                    if (lo, hi) != (at, end):
-                        found.add(text[lo:hi])
-                at = text.find(name, end)
+    text = "\n".join(t for t in texts if " " in t or "\t" in t)
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            end = at + len(name)
+            bounded = (at == 0 or not text[at - 1].isalnum()) and (
+                end == len(text) or not text[end].isalnum()
+            )
+            if bounded:
+                lo, hi = widen(text, at, end)
+                if (lo, hi) != (at, end):
+                    found.add(text[lo:hi])
+            at = text.find(name, end)
     return found

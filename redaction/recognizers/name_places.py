@@ -26,8 +26,11 @@ _SYSTEM_USERS = frozenset(
      "vagrant", "jenkins", "git", "postgres", "docker", "circleci", "travis", "build", "ci",
      "service", "svc", "test", "demo", "centos", "debian", "pi", "linuxbrew", "runneradmin"}
 )  # fmt: skip
+#: A SQL condition on a name column (after WHERE / AND / OR / SET / HAVING: a Python repr
+#: "name='cancel_order'" is no query).
 _SQL = re.compile(
-    r"(?i)\b(?:[a-z_]*name|customer|contact|owner|author|username|login|holder)\s*"
+    r"(?i)\b(?:where|and|or|set|having)\s+(?:\w+\.)?"
+    r"(?:[a-z_]*name|customer|contact|owner|author|username|login|holder)\s*"
     r"(?:=|like|in\s*\()\s*N?'(?P<name>[^'\n]{2,80})'"
 )
 _HANDLE = re.compile(
@@ -96,8 +99,9 @@ def _csv_names(text: str) -> list[tuple[int, int]]:
 GATE = re.compile(
     r"/home/|/Users/|(?i:\\users\\|:/users/|\\home\\)|(?i:github|gitlab)\.com/"
     r"|(?i:linkedin)\.com/in/|(?i:twitter|x|instagram|facebook)\.com/"
-    r"|(?<![\w.@/+\-])@[A-Za-z]|(?i:name|customer|contact|owner|author|login|holder)\s*"
-    r"(?:=|(?i:like|in)\s*\()\s*N?'|^[^\n]*(?i:name|nombre|nom|jméno|příjmení)[^\n]*\n"
+    r"|(?<![\w.@/+\-])@[A-Za-z]"
+    r"|(?i:name|customer|contact|owner|author|login|holder)\s*(?:=|(?i:like|in)\s*\()\s*N?'"
+    r"|^[^\n]*(?i:name|nombre|nom|jméno|příjmení)[^\n]*\n"
 )
 
 
