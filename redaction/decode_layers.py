@@ -212,6 +212,8 @@ _EMAIL_WORDS = re.compile(
     rf"((?:(?:\s*{_BRACKET_DOT}\s*|\s+dot\s+)[A-Za-z0-9\-]+)+)",
     re.IGNORECASE,
 )
+#: What a bracketed "at" ends with: a substring test before any regex.
+_BRACKET_ENDS = ("t)", "t]", "t}", "t>", "T)", "T]", "T}", "T>", "t )", "T )", "t ]", "T ]")
 _EMAIL_CUE = re.compile(rf"{_BRACKET_AT}|\s@|@\s", re.IGNORECASE)
 _WORDS_CUE = re.compile(r"\sat\s", re.IGNORECASE)
 _DOT_PART = re.compile(rf"\s*{_BRACKET_DOT}\s*|\s+dot\s+", re.IGNORECASE)
@@ -224,15 +226,19 @@ def _email(m: re.Match[str]) -> str:
     return f"{m.group(1)}@{m.group(2)}{domain}"
 
 
+def _disguise_present(t: str) -> bool:
+    cue = "@" in t or any(b in t for b in _BRACKET_ENDS)
+    return cue and _EMAIL_CUE.search(t) is not None and _EMAIL_DISGUISE.search(t) is not None
+
+
+def _words_present(t: str) -> bool:
+    dot = "dot" in t or "DOT" in t or "Dot" in t
+    return dot and _WORDS_CUE.search(t) is not None and _EMAIL_WORDS.search(t) is not None
+
+
 EMAIL_LAYERS: tuple[Layer, ...] = (
-    (
-        lambda t: _EMAIL_CUE.search(t) and _EMAIL_DISGUISE.search(t),
-        lambda t: sub_layer(t, _EMAIL_DISGUISE, _email),
-    ),
-    (
-        lambda t: _WORDS_CUE.search(t) and _EMAIL_WORDS.search(t),
-        lambda t: sub_layer(t, _EMAIL_WORDS, _email),
-    ),
+    (_disguise_present, lambda t: sub_layer(t, _EMAIL_DISGUISE, _email)),
+    (_words_present, lambda t: sub_layer(t, _EMAIL_WORDS, _email)),
 )
 
 

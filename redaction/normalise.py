@@ -103,11 +103,37 @@ _ESCAPES = r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?<!\\)(?:\\u[0-9a-fA-F]{4})+
 #: NBSP, non-ASCII and so found by ``_COMPAT_CHAR``, also splits digits), the words of
 #: "name at domain dot com".
 _TRIGGER_ASCII = re.compile(
-    _ESCAPES
-    + r"|\d(?:[ .\-]\d+){3,}|[A-Za-z0-9+/_\-]{16,}|(?i:\s(?:at|dot|\[at\]|\(at\))\s)"
-    + r"|(?i:[(\[{<]at[)\]}>])|\s@|@\s|<[A-Za-z/]|=(?:40|3[Dd]|\r?\n)|\\[\\\"/x]|(?i:mailto:)"
-    + r"|[0-9][OolI]|[OolI][0-9]"
+    _ESCAPES + r"|\d(?:[ .\-]\d+){3,}|[A-Za-z0-9+/_\-]{16,}|(?i:\s(?:at|dot|\[at\]|\(at\))\s)"
 )
+#: The other layers' cues, each behind a substring test (a C-speed scan): one regex with all of
+#: them as alternatives cost 55% more per text than the old trigger, these checks 25%.
+_SPACED_AT = re.compile(r"\s@|@\s")
+_BRACKET_AT = re.compile(r"[(\[{<][Aa][Tt][)\]}>]")
+_TAG_START = re.compile(r"<[A-Za-z/]")
+_QP_CUE = re.compile(r"=(?:40|3[Dd]|\r?\n)")
+_BACKSLASH_CUE = re.compile(r'\\[\\"/x]')
+_LETTER_DIGIT = re.compile(r"[0-9][OolI]|[OolI][0-9]")
+
+
+def _trigger_ascii(t: str) -> bool:
+    """Whether an ASCII text may hold anything a layer undoes (a superset of the layers' own
+    checks: a false hit costs the layers' checks, a miss would skip a disguise)."""
+    return bool(
+        _TRIGGER_ASCII.search(t)
+        or ("@" in t and _SPACED_AT.search(t))
+        or (
+            ("t)" in t or "t]" in t or "T)" in t or "T]" in t or "t}" in t or "t>" in t)
+            and _BRACKET_AT.search(t)
+        )
+        or ("<" in t and _TAG_START.search(t))
+        or ("=" in t and _QP_CUE.search(t))
+        or ("\\" in t and _BACKSLASH_CUE.search(t))
+        or "ailto:" in t
+        or "AILTO:" in t
+        or _LETTER_DIGIT.search(t)
+    )
+
+
 _COMPAT_CHAR = re.compile(f"[{_COMPAT}]|{decode_layers.NON_ASCII_CUE}")
 _SPECIAL_ASCII = re.compile(_ESCAPES)
 _SPECIAL = re.compile(f"{_ESCAPES}|[{_COMPAT}]+")
@@ -237,7 +263,7 @@ _DIGIT_SPLIT = re.compile(r"\d(?:[ .\-\u00a0]\d+){3,}")
 def normalise(text: str) -> Normalised | None:
     """The normalised form of ``text``, or ``None`` when normalising changes nothing. Each
     layer runs only when its own pattern is present."""
-    if not _TRIGGER_ASCII.search(text) and (text.isascii() or not _COMPAT_CHAR.search(text)):
+    if not _trigger_ascii(text) and (text.isascii() or not _COMPAT_CHAR.search(text)):
         return None
     return apply_layers(text)
 
