@@ -13,6 +13,8 @@ from __future__ import annotations
 import csv
 import re
 
+from golden_distill.redaction.recognizers.name_lexicon import lexicon
+
 _SEGMENT = r"[A-Za-z][A-Za-z0-9._\-]{1,40}"
 _HOME = re.compile(
     r"(?:(?<![\w.])/home/|(?<![\w.])/Users/"
@@ -57,11 +59,27 @@ _SITE_PATHS = frozenset(
      "home", "help", "security", "apps", "share", "intent", "hashtag", "i", "watch",
      "events", "groups", "pages", "company", "jobs", "signup", "site"}
 )  # fmt: skip
-_NAME_HEADER = re.compile(
+#: A header naming a person's name column ("full_name", "Customer Name", "Nachname").
+_PERSON_HEADER = re.compile(
     r"(?i)^\s*\"?(?:(?:first|last|full|given|family|sur|customer|contact|passenger|owner|holder"
-    r"|user|account|middle)[ _\-]?)?(?:name|nombre|nom|vorname|nachname|jméno|příjmení)\"?\s*$"
+    r"|user|account|middle|patient|employee|guest)[ _\-]?name|surname|vorname|nachname"
+    r"|příjmení|jméno|apellidos?|nom de famille|prénom)\"?\s*$"
 )
+#: A bare "name" column: a product table has one too, so its cells must read as names.
+_BARE_HEADER = re.compile(r"(?i)^\s*\"?(?:name|nombre|nom)\"?\s*$")
 _DELIMITERS = (",", ";", "\t", "|")
+
+
+def _reads_as_name(value: str) -> bool:
+    """A cell of a bare "name" column that is a person's name: a known given name first or a
+    known surname last, and not all ordinary words ("Water Bottle" is a product)."""
+    words = value.split()
+    if not 2 <= len(words) <= 4:
+        return False
+    lex = lexicon()
+    if all(lex.is_word(w) and not lex.is_given(w) for w in words):
+        return False
+    return lex.is_given(words[0]) or lex.is_surname(words[-1])
 
 
 def _csv_names(text: str) -> list[tuple[int, int]]:
@@ -75,8 +93,9 @@ def _csv_names(text: str) -> list[tuple[int, int]]:
     if delimiter is None:
         return []
     cells = next(csv.reader([header], delimiter=delimiter))
-    columns = [i for i, c in enumerate(cells) if _NAME_HEADER.match(c)]
-    if not columns:
+    columns = {i for i, c in enumerate(cells) if _PERSON_HEADER.match(c)}
+    bare = {i for i, c in enumerate(cells) if _BARE_HEADER.match(c)}
+    if not columns and not bare:
         return []
     out: list[tuple[int, int]] = []
     offset = len(header) + 1
@@ -88,7 +107,8 @@ def _csv_names(text: str) -> list[tuple[int, int]]:
             if at >= 0:
                 cursor = at + len(cell)
                 value = cell.strip().strip('"')
-                if i in columns and len(value) >= 2 and not value.replace(".", "").isdigit():
+                wanted = i in columns or (i in bare and _reads_as_name(value))
+                if wanted and len(value) >= 2 and not value.replace(".", "").isdigit():
                     begin = offset + line.find(value, at)
                     out.append((begin, begin + len(value)))
         offset += len(line) + 1
@@ -101,7 +121,7 @@ GATE = re.compile(
     r"|(?i:linkedin)\.com/in/|(?i:twitter|x|instagram|facebook)\.com/"
     r"|(?<![\w.@/+\-])@[A-Za-z]"
     r"|(?i:name|customer|contact|owner|author|login|holder)\s*(?:=|(?i:like|in)\s*\()\s*N?'"
-    r"|^[^\n]*(?i:name|nombre|nom|jméno|příjmení)[^\n]*\n"
+    r"|^[^\n]*(?i:name|nombre|nom|jméno|příjmení|apellido)[^\n]*\n"
 )
 
 

@@ -56,6 +56,7 @@ def test_names_after_cues_in_other_languages_and_scripts(
         ("SELECT id FROM customers WHERE last_name = 'Wexcombe-Thorne' LIMIT 1", "Wexcombe-Thorne"),
         ("UPDATE t SET contact = 'Philippa Dunmore' WHERE id = 4", "Philippa Dunmore"),
         ("id;full_name;city\n1;Philippa Dunmore;Leeds\n2;Osric Fenwold;York", "Osric Fenwold"),
+        ("name,plan\nMargaret Holloway,gold\nWater Bottle,none", "Margaret Holloway"),
         ("thanks to @pdunmore_88 for the report", "pdunmore_88"),
         ("profile: https://github.com/osric-fenwold", "osric-fenwold"),
         ("see https://www.linkedin.com/in/philippa-dunmore-7b21a9/", "philippa-dunmore-7b21a9"),
@@ -82,6 +83,7 @@ def test_names_in_paths_queries_tables_handles_and_urls(
         "{'thought': \"next action name='exchange_delivered_order_items' kwargs={}\"}",
         "Меня интересует доставка в Москву",  # a Russian sentence with no name cue
         "item,price,qty\nWater Bottle,12.99,2",  # no name column
+        "name,price\nWater Bottle,12.99\nMechanical Keyboard,89.00",  # a product table
     ],
 )
 def test_no_names_in_products_tools_and_plain_text(analyzer: TextAnalyzer, text: str) -> None:
