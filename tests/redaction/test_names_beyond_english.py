@@ -125,3 +125,44 @@ def test_a_surname_under_a_key_takes_the_given_names_in_free_text(
     out = orjson.dumps(result.row, default=str).decode()
     for part in ("Barrag", "José", "Ángel", "\\u00c1ngel"):
         assert part not in out, part
+
+
+def test_names_in_other_scripts_and_places_never_reach_a_published_case(
+    redactor: Redactor, make_case, make_step
+) -> None:
+    messages = [
+        "私は小野寺綾香と申します",
+        "मेरा नाम अनिरुद्ध भार्गव है",
+        "اسمي يوسف الحداد",
+        "Tôi tên là Phạm Thị Thu Hằng",
+        "Dear Radomír Šťastný,",
+    ]
+    row = make_case(
+        user_input=" / ".join(messages),
+        steps=[
+            make_step(
+                0,
+                "shell_run",
+                {"cmd": "ls /home/leopold.wexcombe/reports"},
+                orjson.dumps(
+                    {"stdout": "id,full_name\n7,Osric Fenwold\n", "by": "@pdunmore_88"}
+                ).decode(),
+            )
+        ],
+    )
+    result = redactor.redact(row)
+    assert result.published, result.reason
+    out = orjson.loads(orjson.dumps(result.row, default=str))
+    text = orjson.dumps(out, option=orjson.OPT_NON_STR_KEYS).decode()
+    decoded = text.encode().decode("unicode_escape", errors="ignore") + text
+    for value in (
+        "小野寺綾香",
+        "अनिरुद्ध",
+        "يوسف",
+        "Phạm Thị",
+        "Šťastný",
+        "leopold.wexcombe",
+        "Osric Fenwold",
+        "pdunmore_88",
+    ):
+        assert value not in text and value not in decoded, value
