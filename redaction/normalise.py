@@ -59,7 +59,7 @@ _CJK_PUNCTUATION = frozenset(
     )
     if chr(c) not in "\uff05\uff0b\uff0d\uff0e\uff3f"
 ) | frozenset("\u2024\u2025\u2026")  # dot leaders and the ellipsis: common, and only dots
-_FORMAT_CHARS = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"
+_FORMAT_CHARS = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 
 
 def _nfkc_class(alnum_only: bool = False) -> str:
@@ -85,13 +85,23 @@ def _nfkc_class(alnum_only: bool = False) -> str:
     )
 
 
+def _digit_class() -> str:
+    """A regex class of the decimal digits of every other script (Arabic-Indic, Devanagari,
+    Bengali, Thai...) that NFKC leaves as they are: each is read as its ASCII digit."""
+    ranges: list[tuple[int, int]] = []
+    for c in range(0x80, 0x20000):
+        ch = chr(c)
+        if ch.isdecimal() and unicodedata.normalize("NFKC", ch) == ch:
+            if ranges and ranges[-1][1] == c - 1:
+                ranges[-1] = (ranges[-1][0], c)
+            else:
+                ranges.append((c, c))
+    return "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+
+
 #: Non-ASCII characters that matter for detection: everything NFKC changes (but the CJK
-#: punctuation above), other digit scripts, dashes, format characters.
-_COMPAT = (
-    _nfkc_class()
-    + "\u2010-\u2015\u2212\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u3000"
-    + _FORMAT_CHARS
-)
+#: punctuation above), other scripts' digits, dashes, format characters.
+_COMPAT = _nfkc_class() + _digit_class() + "\u2010-\u2015\u2212\u3000" + _FORMAT_CHARS
 #: ``\uXXXX`` not after a backslash: ``\\u0040`` is an escaped backslash first (JSON inside a
 #: JSON string), undone by the JSON layer before this one decodes the ``\u``.
 _ESCAPES = r"(?:%[0-9A-Fa-f]{2})+|&#?[A-Za-z0-9]+;|(?<!\\)(?:\\u[0-9a-fA-F]{4})+"
@@ -177,6 +187,8 @@ def _escapes(text: str) -> tuple[str, Mapping]:
                     continue
                 pos = m.start() + i
                 norm = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
+                if norm == ch and ch.isdecimal():
+                    norm = str(unicodedata.decimal(ch))  # "٤" is 4
                 b.add(norm, pos, pos + 1, len(norm) == 1)
         cursor = m.end()
     b.add(text[cursor:], cursor, len(text), True)

@@ -62,6 +62,7 @@ EMAIL_DISGUISES = [
     ),
     ("addr \u202eten.roomthgirb@hcabllos.ekirneh\u202c ok", None),
     ("mail henrike.sollbаch@brightmооr.net", "henrike.sollbаch@brightmооr.net"),  # Cyrillic а, о
+    ("mail hen\u2067rike.sollbach@bright\u2069moor.net", None),  # bidi isolates
     ('note {\\"to\\": \\"henrike.sollbach\\\\u0040brightmoor.net\\"}', None),
     ('{\\\\\\"to\\\\\\": \\\\\\"henrike.sollbach\\\\\\\\u0040brightmoor.net\\\\\\"}', None),
 ]
@@ -105,6 +106,8 @@ def test_a_mailto_link_gives_every_address_of_its_query(analyzer: TextAnalyzer) 
         "call +1 4l5 555 0l72 today",  # l typed for 1
         "call +1 \U0001d7d2\U0001d7cf\U0001d7d3 555 0172",  # mathematical digits
         "call +1 ４１５ ５５５ ０１７２",  # full-width
+        "call +1 ٤١٥ ٥٥٥ ٠١٧٢ today",  # Arabic-Indic digits
+        "call +1 ४१५ ५५५ ०१७२ today",  # Devanagari digits
     ],
 )
 def test_confusable_digits_are_read_as_digits(analyzer: TextAnalyzer, text: str) -> None:
