@@ -68,14 +68,14 @@ _PATTERNS = [
     ),
     # Arabic, Persian, Urdu: اسمي محمد العلي
     regex.compile(
-        rf"(?:اسمي|إسمي|أنا|انا|السيد|السيدة|الأستاذ|نام من|میرا نام)[ \t]+"
+        rf"(?:اسمي|إسمي|السيد|السيدة|الأستاذ|نام من|میرا نام)[ \t]+"
         rf"(?P<name>{_ARABIC_WORD}(?:[ \t](?!و){_ARABIC_WORD})?)"
     ),
     # Korean: 저는 김민준입니다, 제 이름은 김민준입니다
     regex.compile(
         rf"(?:저는|제 이름은|나는)[ \t]*(?P<name>{_HANGUL})(?=입니다|이에요|예요|이라고|라고)"
     ),
-    regex.compile(rf"(?P<name>{_HANGUL})(?=[ \t]?(?:님|씨)(?!\p{{Hangul}}))"),
+    regex.compile(rf"(?P<name>{_HANGUL})(?=[ \t]?씨(?!\p{{Hangul}}))"),
     # Thai: ผมชื่อสมชาย, ฉันชื่อ สมหญิง, คุณสมชาย
     regex.compile(rf"(?:ผมชื่อ|ฉันชื่อ|ดิฉันชื่อ|ชื่อ)[ \t]*(?P<name>{_THAI})"),
     # Chinese: the cues introduced_name.py does not have
@@ -95,14 +95,17 @@ CUE_KEYWORDS = (
     "меня зовут", "моё имя", "мое имя", "мене звати", "казвам", "зовем",
     "уважаем", "дорог", "господин", "госпожа", "申します", "言います", "私は", "わたしは",
     "名前は", "様", "さん", "मेरा नाम", "मैं", "माझे नाव", "मेरो नाम", "श्री", "اسمي", "إسمي",
-    "أنا", "انا", "السيد", "الأستاذ", "نام من", "میرا نام", "저는", "제 이름", "나는", "님", "씨",
+    "السيد", "الأستاذ", "نام من", "میرا نام", "저는", "제 이름", "나는", "씨",
     "ชื่อ", "我的名字", "我姓名", "敝姓", "本人姓名",
 )  # fmt: skip
 
 _NOT_NAMES = frozenset(
     {"Kunde", "Kundin", "Kunden", "Cliente", "Client", "Customer", "Team", "Support", "Sir",
      "Madam", "Madame", "Monsieur", "Herr", "Frau", "Señor", "Señora", "Service", "Kundenservice",
-     "Zákazník", "Zákaznice", "Клиент", "Поддержка", "Hotel", "Pane", "Paní", "Doña", "Don"}
+     "Zákazník", "Zákaznice", "Клиент", "Поддержка", "Hotel", "Pane", "Paní", "Doña", "Don",
+     # roles written with an honorific (様, さん, 씨) like a name
+     "担当者", "会員", "利用者", "管理者", "顧客", "店長", "社長", "部長", "課長", "係長", "患者",
+     "お客", "客", "皆", "各位", "고객", "회원", "담당자"}
 )  # fmt: skip
 
 

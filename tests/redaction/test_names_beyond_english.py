@@ -82,6 +82,9 @@ def test_names_in_paths_queries_tables_handles_and_urls(
         "@property\ndef name(self): ...",
         "{'thought': \"next action name='exchange_delivered_order_items' kwargs={}\"}",
         "Меня интересует доставка в Москву",  # a Russian sentence with no name cue
+        "أنا أريد إلغاء طلبي",  # "I want to cancel my order": "I" is no name cue
+        "担当者様、ご確認ください",  # a role with an honorific
+        "고객님, 주문이 취소되었습니다",  # "dear customer"
         "item,price,qty\nWater Bottle,12.99,2",  # no name column
         "name,price\nWater Bottle,12.99\nMechanical Keyboard,89.00",  # a product table
     ],
