@@ -95,10 +95,20 @@ def _hex_present(text: str) -> bool:
     return _HEX_CHECK.search(text) is not None and _HEX_RUN.search(text) is not None
 
 
+_WORDY = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 @._-+:/,'\n")
+
+
 def _hex_decode(m: re.Match[str], printable: Callable[[bytes], str | None]) -> str:
+    """The text a hex run spells, when it is one: a run of decimal digits only (a tracking
+    number, an order id) is none, and the text must be mostly letters, digits and the
+    punctuation of addresses (a random id decodes to "R!)$rp")."""
     digits = m.group(0).replace("\\x", "")
+    if digits.isdecimal():
+        return m.group(0)
     decoded = printable(bytes.fromhex(digits))
-    return m.group(0) if decoded is None else decoded
+    if decoded is None or sum(c in _WORDY for c in decoded) < 0.9 * len(decoded):
+        return m.group(0)
+    return decoded
 
 
 def hex_layer(printable: Callable[[bytes], str | None]) -> Layer:

@@ -130,6 +130,7 @@ def test_homoglyphs_only_inside_latin_tokens_so_russian_text_is_left_alone() -> 
         "limit=40&page=3D",
         "the Water Bottle is 1000ml, 15-inch, SKU 1O0",
         "checksum " + "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        '{"tracking_id": ["522129247270"], "item_ids": ["6679257"]}',  # digits are not hex text
         "payload " + base64.b64encode(bytes(range(48))).decode(),
     ],
 )
@@ -145,6 +146,10 @@ def test_base64_of_nothing_personal_adds_no_finding(analyzer: TextAnalyzer) -> N
         f.entity_type for f in analyzer.analyze(f"x {blob}", 0.3)
     }
     assert not decoded_only & {"EMAIL_ADDRESS", "PERSON", "PHONE_NUMBER", "CREDIT_CARD"}
+
+
+def test_numeric_ids_are_not_decoded_as_hex() -> None:
+    assert normalise('{"tracking_id": ["522129247270"], "note": "a0b1c2d3e4f5"}') is None
 
 
 def test_decoding_stops_at_a_fixed_point() -> None:
