@@ -39,6 +39,7 @@ from golden_distill.redaction.normalise import Normalised, normalise
 from golden_distill.redaction.prefilter_digits import HAS_DIGIT, needs_digit
 from golden_distill.redaction.recognizers import SPECS, RecognizerSpec
 from golden_distill.redaction.recognizers.base import AnyOf, Keywords, fold_case
+from golden_distill.redaction.recognizers.name_parts import widen
 
 LANGUAGE = "en"
 #: A BANK_CARD span that another, more specific recognizer also claims is dropped.
@@ -298,7 +299,7 @@ class TextAnalyzer:
                 nlp_artifacts=nlp_artifacts,
             )
         findings = [Finding(r.entity_type, r.start, r.end, r.score) for r in results]
-        return _dedupe_bank_cards(findings)
+        return _widen_names(text, _dedupe_bank_cards(findings))
 
     def _lean_analyze(
         self, text: str, entities: list[str], threshold: float, nlp_artifacts: object
@@ -342,6 +343,20 @@ class TextAnalyzer:
         ]
         # nothing to sort or drop: Presidio's answer for no results is an empty list
         return EntityRecognizer.remove_duplicates(results) if results else []
+
+
+def _widen_names(text: str, findings: list[Finding]) -> list[Finding]:
+    """PERSON findings widened over the name parts beside them (``name_parts.py``)."""
+    if not any(f.entity_type == "PERSON" for f in findings):
+        return findings
+    out: list[Finding] = []
+    for f in findings:
+        if f.entity_type == "PERSON":
+            start, end = widen(text, f.start, f.end)
+            if (start, end) != (f.start, f.end):
+                f = Finding(f.entity_type, start, end, f.score)
+        out.append(f)
+    return out
 
 
 def _dedupe_bank_cards(findings: list[Finding]) -> list[Finding]:

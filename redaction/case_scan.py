@@ -27,6 +27,7 @@ from golden_distill.redaction.key_rules import (
     person_tool,
 )
 from golden_distill.redaction.propagation import ValueIndex
+from golden_distill.redaction.recognizers.name_parts import widened_names
 from golden_distill.redaction.slots import Slot, Verbatim, case_slots
 from golden_distill.redaction.walker import leaves_and_keys
 
@@ -228,3 +229,13 @@ def scan_case(
     scan = CaseScan(row, slots, index, free_texts, numeric_slots, non_personal, verbatim, unknown)
     scan.fields, scan.scanned, scan.step_names = fields, scanned, step_names
     return scan
+
+
+def widen_known_names(scan: CaseScan) -> None:
+    """Known names that are part of a longer name in the case's free text make that longer
+    name known too ("Núñez" under a key, "José Ángel Núñez" in a message): the given names go
+    with the surname (``name_parts.py``)."""
+    index = scan.index
+    names = [v for k, v in index.pii_spelling.items() if index.pii.get(k) == "PERSON"]
+    for name in widened_names(names, scan.free_texts):
+        index.add_pii(name, "PERSON")

@@ -34,7 +34,16 @@ class JsonSlotRewriter:
     """Replaces known values in one JSON slot: strings everywhere (whole short values only
     where a rule owns them), numbers under rules and unowned numbers a scan found."""
 
-    __slots__ = ("counts", "matcher", "needs_paths", "numeric", "prop", "secret", "short")
+    __slots__ = (
+        "counts",
+        "escaped_needle",
+        "matcher",
+        "needs_paths",
+        "numeric",
+        "prop",
+        "secret",
+        "short",
+    )
 
     def __init__(
         self,
@@ -51,12 +60,24 @@ class JsonSlotRewriter:
         self.numeric = numeric
         self.short = prop.local_values
         self.needs_paths = False
+        self.escaped_needle: bool | None = None
+
+    def _escaped_needle(self) -> bool:
+        """Whether a known value holds a character JSON text escapes (it cannot then be found
+        in the raw text): computed once per case, on first need."""
+        if self.escaped_needle is None:
+            self.escaped_needle = any(
+                any(c < " " or c in '"\\' for c in needle) for needle, _ in self.prop.needles
+            )
+        return self.escaped_needle
 
     def rewrite(self, slot: Slot) -> str:
         prop = self.prop
         short = self.short
         text = slot.text
-        escaped = "\\u" in text  # values may hide behind \u escapes: decode to be sure
+        # values may hide behind \u escapes, or hold a character JSON escapes (a quoted-printable
+        # soft line break, a tab): decode to be sure
+        escaped = "\\u" in text or ("\\" in text and self._escaped_needle())
         # key paths are only needed for numbers under rules and for short values (replaced
         # where a rule owns them, not everywhere): otherwise the fast string-token path will do
         self.needs_paths = self.numeric or bool(

@@ -27,7 +27,7 @@ from golden_distill.datasets.canonical_json import canonical_args_sha256, normal
 from golden_distill.datasets.tenant_opt_out import OPTED_OUT, TenantOptOut
 from golden_distill.redaction.analyzer import TextAnalyzer
 from golden_distill.redaction.case_inventory import case_inventory, verifier_fields
-from golden_distill.redaction.case_scan import CaseScan
+from golden_distill.redaction.case_scan import CaseScan, widen_known_names
 from golden_distill.redaction.collisions import CollisionGuard
 from golden_distill.redaction.config import FLOOR_RECOGNIZERS, RedactionConfig
 from golden_distill.redaction.findings_cache import FindingsCache
@@ -152,6 +152,7 @@ class Redactor:
     ) -> CaseRedaction:
         """Add free-text findings, replace everywhere, recompute hashes, verify."""
         self.absorb_findings(scan, findings)
+        widen_known_names(scan)
         index = scan.index
         case_id = scan.row.get("case_id") or ""
         if self.config.unknown_identifiers == "quarantine" and any(

@@ -33,16 +33,24 @@ from presidio_analyzer import EntityRecognizer, RecognizerResult
 from golden_distill.redaction.recognizers.base import RecognizerSpec
 from golden_distill.redaction.recognizers.name_lexicon import Lexicon, lexicon
 
-_LOWER = "a-zß-öø-ÿ"
-_LOWER_CHARS = "".join(chr(c) for c in (*range(0xDF, 0xF7), *range(0xF8, 0x100)))
-_TOKEN = rf"[A-Z](?:'[A-Z])?[{_LOWER}]+(?:[A-Z][{_LOWER}]+)?(?:-[A-Za-z][{_LOWER}]+)?"
+#: Lower-case letters: ASCII, Latin-1 and Latin Extended-A (Czech, Polish, Turkish...: "Dvořák").
+_LOWER = "a-zß-öø-ÿ\u0100-\u017f"
+_LOWER_CHARS = "".join(
+    chr(c) for c in (*range(0xDF, 0xF7), *range(0xF8, 0x100), *range(0x100, 0x180))
+)
+#: Capitals a name may start with: ASCII, Latin-1 ("Ángel", "Ödön") and Extended-A ("Šárka").
+_UPPER = "A-ZÀ-ÖØ-Þ\u0100-\u017f"
+_UPPER_CHARS = "".join(chr(c) for c in (*range(0xC0, 0xD7), *range(0xD8, 0xDF)))
+_TOKEN = rf"[{_UPPER}](?:'[A-Z])?[{_LOWER}]+(?:[A-Z][{_LOWER}]+)?(?:-[A-Za-z][{_LOWER}]+)?"
 _INITIAL = r"[A-Z]\."
 #: A run of capitalised tokens, matched where a gate hit says one may start.
 _RUN = re.compile(rf"{_TOKEN}(?:[ \t](?:{_INITIAL}[ \t])?{_TOKEN})+(?![A-Za-z0-9_])")
 #: The cheap gate: every run has a space before its second token. A literal-first pattern is
 #: ten times faster than a search for the run itself (which starts with a character class).
-_GATE = re.compile(r" [A-Z]")
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'-" + _LOWER_CHARS)
+_GATE = re.compile(rf" [{_UPPER}]")
+_TOKEN_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'-" + _LOWER_CHARS + _UPPER_CHARS
+)
 _NOT_BEFORE = frozenset("0123456789_’")
 _PART = re.compile(rf"{_INITIAL}|{_TOKEN}")
 _HOUSE_NUMBER = re.compile(r"\d[A-Za-z]?,?[ \t]$")

@@ -1,4 +1,7 @@
-"""Names introduced in free text: "I'm Mei Brown", "my name is ...", "我叫张伟", "我是某公司的张伟".
+"""Names introduced in free text: "I'm Mei Brown", "my name is ...", "我叫张伟", "我是某公司的张伟",
+and, through ``name_cues.py`` and ``name_places.py``, names after cues in other languages and
+scripts ("私は山田と申します", "मेरा नाम ... है", "Vážený pane Dvořák") and names in paths,
+SQL, CSV columns, handles and profile URLs.
 
 Without an NER model (none may be downloaded) a name that appears only in a user's message would
 pass untouched. These cues are precise enough to propagate: English needs a capitalised full
@@ -13,7 +16,18 @@ import re
 
 from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
 
-from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, Keywords, RecognizerSpec
+from golden_distill.redaction.recognizers import name_cues, name_places
+from golden_distill.redaction.recognizers.base import (
+    CASE_SENSITIVE,
+    AnyOf,
+    Keywords,
+    RecognizerSpec,
+)
+
+#: Scores: a name after a cue of its own language is as sure as an English one; a segment of a
+#: path, handle or URL a little less (it may be an alias, still the person's).
+CUED_SCORE = 0.6
+PLACED_SCORE = 0.5
 
 _EN_CUE = (
     r"(?i:\bI'm|\bI am|\bmy name is|\bname's|\bthis is|\bthe user,?|\bthe customer,?"
@@ -90,59 +104,69 @@ class IntroducedNameRecognizer(PatternRecognizer):
             results = super().analyze(text, entities, nlp_artifacts, regex_flags)
         for m in _ANY_CASE.finditer(text):
             results.append(RecognizerResult("PERSON", m.start(1), m.end(1), 0.5, None))
+        for start, end in name_cues.find_cued_names(text):
+            results.append(RecognizerResult("PERSON", start, end, CUED_SCORE, None))
+        if name_places.GATE.search(text):
+            for start, end in name_places.find_placed_names(text):
+                results.append(RecognizerResult("PERSON", start, end, PLACED_SCORE, None))
         return results
 
+
+_KEYWORDS = (
+    "i'm",
+    "i am",
+    "name is",
+    "name's",
+    "this is",
+    "the user",
+    "customer",
+    "passenger",
+    "dear",
+    "contact ",  # a cue is followed by a space or tab (contact, hi, mr...)
+    "contact\t",
+    "holder",
+    "signed",
+    "regards",
+    "all set",
+    "this for",
+    "thank you,",
+    "thanks,",
+    "hi ",
+    "hi\t",
+    "hi,",
+    "hello",
+    "welcome",
+    "sorry,",
+    "bye",
+    "mr ",  # mr, mrs, ms, dr: only before a space, tab or dot ("address" is no cue)
+    "mr\t",
+    "mr.",
+    "mrs",
+    "ms ",
+    "ms\t",
+    "ms.",
+    "dr ",
+    "dr\t",
+    "dr.",
+    "我叫",
+    "我是",
+    "我的名字",
+    "本人",
+    "客户",
+    "员工",
+    "顾客",
+    "联系人",
+    "收件人",
+    "持卡人",
+    "您好",
+)
 
 SPEC = RecognizerSpec(
     name="introduced_name",
     entities=("PERSON",),
-    prefilter=Keywords(
-        "i'm",
-        "i am",
-        "name is",
-        "name's",
-        "this is",
-        "the user",
-        "customer",
-        "passenger",
-        "dear",
-        "contact ",  # a cue is followed by a space or tab (contact, hi, mr...)
-        "contact\t",
-        "holder",
-        "signed",
-        "regards",
-        "all set",
-        "this for",
-        "thank you,",
-        "thanks,",
-        "hi ",
-        "hi\t",
-        "hi,",
-        "hello",
-        "welcome",
-        "sorry,",
-        "bye",
-        "mr ",  # mr, mrs, ms, dr: only before a space, tab or dot ("address" is no cue)
-        "mr\t",
-        "mr.",
-        "mrs",
-        "ms ",
-        "ms\t",
-        "ms.",
-        "dr ",
-        "dr\t",
-        "dr.",
-        "我叫",
-        "我是",
-        "我的名字",
-        "本人",
-        "客户",
-        "员工",
-        "顾客",
-        "联系人",
-        "收件人",
-        "持卡人",
-        "您好",
+    prefilter=AnyOf(
+        Keywords(*_KEYWORDS, *name_cues.CUE_KEYWORDS),
+        name_places.GATE,
     ),
     build=lambda cfg: IntroducedNameRecognizer(),
 )

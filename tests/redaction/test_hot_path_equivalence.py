@@ -46,6 +46,8 @@ from golden_distill.redaction.normalise import normalise
 from golden_distill.redaction.pseudonym import key_pseudonym, value_token
 from golden_distill.redaction.recognizers import introduced_name
 from golden_distill.redaction.recognizers.base import CASE_SENSITIVE
+from golden_distill.redaction.recognizers.name_cues import find_cued_names
+from golden_distill.redaction.recognizers.name_places import find_placed_names
 from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.shard import redact_table
 from golden_distill.synthetic import generate_corpus
@@ -156,6 +158,8 @@ def test_introduced_names_latin_shortcut_finds_what_every_pattern_finds(
         want = _spans(reference.analyze(text, ["PERSON"])) + [
             (m.start(1), m.end(1), 0.5) for m in introduced_name._ANY_CASE.finditer(text)
         ]
+        want += [(a, b, introduced_name.CUED_SCORE) for a, b in find_cued_names(text)]
+        want += [(a, b, introduced_name.PLACED_SCORE) for a, b in find_placed_names(text)]
         assert got == sorted(want), text
         found += bool(got)
     assert found > 20
