@@ -40,6 +40,7 @@ from golden_distill.redaction.key_scan import KeyScanner
 from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.name_dictionary import NameFinder, is_dictionary_name
 from golden_distill.redaction.propagation import make_anonymizer
+from golden_distill.redaction.provenance import provenance_uri
 from golden_distill.redaction.recognizers import SPECS
 from golden_distill.redaction.recognizers.presidio_predefined import SPEC as PREDEFINED
 from golden_distill.redaction.verify import ScrubbedField, verify_scrubbed
@@ -182,6 +183,12 @@ class Redactor:
             if value:
                 row[column] = prop.substitute(str(value))
                 counts[self.column_keys[column].label] += 1
+        owned: list[str] = []
+        source = row.get("source")
+        if isinstance(source, dict) and isinstance(source.get("uri"), str) and source["uri"]:
+            source = row["source"] = dict(source)
+            source["uri"] = provenance_uri(source["uri"], prop, self.key.secret)
+            owned.append(source["uri"])
         for step in row.get("steps") or []:
             if step.get("arguments") is not None:
                 step["canonical_args_sha256"] = canonical_args_sha256(
@@ -194,6 +201,7 @@ class Redactor:
             self.config.verify_threshold,
             scan.non_personal,
             [v.text for v in scan.verbatim],
+            owned,
         )
         fields = case_inventory(scan, findings, self.config.score_threshold)
         if not verdict.ok:

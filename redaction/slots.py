@@ -10,6 +10,8 @@ is skipped because nobody listed it. Each string is one of:
   so it is never rewritten. A value that does not fit its shape is scanned like text, and any
   finding in a verbatim field quarantines the case (``verify.py``);
 * a **key column** (``tenant_id``, ``user_id``...): pseudonymised by ``Redactor.finish``;
+* a **provenance field** (``source.uri``): rewritten by ``provenance.provenance_uri`` in
+  ``Redactor.finish``, component by component, never scanned as text;
 * a **text slot**: everything else (user input, answers, chunk text and ids, source record ids,
   final states, any new string column): scanned and rewritten.
 
@@ -24,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from golden_distill.redaction.provenance import PROVENANCE_FIELDS
 from golden_distill.redaction.walker import Slot, make_slot
 
 Setter = Callable[[str], None]
@@ -137,6 +140,8 @@ class _SlotWalk:
                 if isinstance(v, _VISITED):
                     self.visit(copy_list, i, v, f"{location}[{i}]", pattern, name)
         elif isinstance(value, str) and value:
+            if pattern in PROVENANCE_FIELDS:
+                return  # owned by the provenance rule (Redactor.finish), never scanned as text
             shape = VERBATIM.get(pattern)
             if shape is not None and HASH_ID.match(value):
                 return  # a hash (case ids, prompt digests): nothing personal can be read from it

@@ -65,11 +65,14 @@ def verify_scrubbed(
     threshold: float,
     non_personal: set[str] | frozenset[str] = frozenset(),
     verbatim: list[str] | None = None,
+    owned: list[str] | None = None,
 ) -> Verdict:
     """Re-scan the scrubbed fields of one case; ``Verdict.ok`` means it may be published.
 
     ``verbatim``: fields kept byte for byte (tool names, versions...): any known value or any
-    finding in them quarantines the case, since they may not be rewritten."""
+    finding in them quarantines the case, since they may not be rewritten. ``owned``: fields a
+    rule rewrote whole (the recording path, ``provenance.py``): checked for every value the case
+    knows, not re-analysed (their output is substitutes and ordinary words by construction)."""
     if verbatim:
         labels = {label for text in verbatim for _, _, label in propagator.find(text)}
         if any(_LONG_DIGITS.search(text) for text in verbatim):
@@ -90,7 +93,7 @@ def verify_scrubbed(
 
     leftovers: set[str] = set()
     if propagator.needles:
-        for s in strings:
+        for s in [*strings, *(owned or ())]:
             # value tokens all start with "<": most strings need no substitution pass
             for _, _, label in propagator.find(_VALUE_TOKEN.sub(" ", s) if "<" in s else s):
                 leftovers.add(label)
