@@ -30,6 +30,7 @@ KNOWN_RECOGNIZERS: tuple[str, ...] = (
     "street_address",
     "ssn_passport",
     "bare_name",
+    "national_ids",
 )
 
 #: Recognizers replaced by the detect-secrets ruleset (``secrets``); old configs still load.

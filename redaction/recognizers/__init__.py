@@ -12,6 +12,7 @@ from golden_distill.redaction.recognizers import (
     iban,
     introduced_name,
     ip_address,
+    national_ids,
     phone,
     phone_shape,
     secrets,
@@ -37,6 +38,7 @@ SPECS: dict[str, RecognizerSpec] = {
         street_address,
         ssn_passport,
         bare_name,
+        national_ids,
     )
 }
 
