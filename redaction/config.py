@@ -31,6 +31,10 @@ KNOWN_RECOGNIZERS: tuple[str, ...] = (
     "ssn_passport",
     "bare_name",
     "national_ids",
+    "cued_numbers",
+    "checked_ids",
+    "credentials_in_text",
+    "places_in_text",
 )
 
 #: Recognizers replaced by the detect-secrets ruleset (``secrets``); old configs still load.

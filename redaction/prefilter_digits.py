@@ -29,6 +29,8 @@ _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 
 def needs_digit(part: object) -> bool:
     """True only when ``part`` (a pre-filter part) cannot match a text without a digit."""
+    if getattr(part, "requires_digit", False):  # base.DigitKeywords: says so itself
+        return True
     if isinstance(part, str):  # a literal substring
         return any(ch.isdecimal() for ch in part)
     if isinstance(part, re.Pattern) and isinstance(part.pattern, str):

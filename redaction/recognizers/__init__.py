@@ -5,9 +5,12 @@ from __future__ import annotations
 from golden_distill.redaction.recognizers import (
     bank_card,
     bare_name,
+    checked_ids,
     cn_mobile,
     cn_resident_id,
+    credentials_in_text,
     credit_card,
+    cued_numbers,
     email,
     iban,
     introduced_name,
@@ -15,6 +18,7 @@ from golden_distill.redaction.recognizers import (
     national_ids,
     phone,
     phone_shape,
+    places_in_text,
     secrets,
     ssn_passport,
     street_address,
@@ -39,6 +43,10 @@ SPECS: dict[str, RecognizerSpec] = {
         ssn_passport,
         bare_name,
         national_ids,
+        cued_numbers,
+        checked_ids,
+        credentials_in_text,
+        places_in_text,
     )
 }
 

@@ -64,6 +64,21 @@ class Keywords:
         return (Keywords, self.words)
 
 
+class DigitKeywords(Keywords):
+    """Keywords in a text that also holds a digit: the pre-filter of recognizers that find a
+    number after a cue word. The analyzer checks it only on texts with a digit
+    (``prefilter_digits.needs_digit`` reads ``requires_digit``), so there it costs one keyword
+    pass."""
+
+    requires_digit = True
+
+    def search(self, text: str) -> bool:
+        return any(ch.isdecimal() for ch in text) and super().search(text)
+
+    def __reduce__(self) -> tuple[type[DigitKeywords], tuple[str, ...]]:  # type: ignore[override]
+        return (DigitKeywords, self.words)
+
+
 class AnyOf:
     """A pre-filter that hits when any of its parts does: regexes, ``Keywords`` and literal
     substrings. Case-insensitive words as ``Keywords`` instead of a ``(?i:...)`` alternation
@@ -107,3 +122,25 @@ def luhn_ok(digits: str) -> bool:
             d = d * 2 - 9 if d > 4 else d * 2
         total += d
     return total % 10 == 0
+
+
+@dataclass(frozen=True, slots=True)
+class CuedPattern:
+    """One row of a ``PatternTable``: a regex, its score, the entity type a hit is, and an
+    optional check a hit must pass (a checksum, a digit count)."""
+
+    name: str
+    regex: str
+    score: float
+    entity: str
+    check: Callable[[str], bool] | None = None
+
+
+def digit_count(low: int, high: int) -> Callable[[str], bool]:
+    """A check: the hit holds ``low`` to ``high`` digits."""
+
+    def check(text: str) -> bool:
+        return low <= sum(c.isdigit() for c in text) <= high
+
+    check.__qualname__ = f"digit_count({low}, {high})"
+    return check

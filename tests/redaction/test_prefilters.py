@@ -26,6 +26,12 @@ from golden_distill.redaction.recognizers.presidio_predefined import SPEC as PRE
 from golden_distill.synthetic import generate_corpus
 
 EDGE_CASES = [
+    "Set-Cookie: SESSIONID=9F8E7D6C5B4A3928; Path=/",
+    "sshpass -p hunter22 ssh ops@host",
+    "2026-11-30 auth ok user=jsmith",
+    "ship to SW1A 1AA please",
+    "〒100-0001 東京都千代田区千代田1-1",
+    "lat 51.5007, lon -0.1246",
     "hi\tMarta Quenby, your order shipped",
     "Mr\tJohn Smith will call back",
     "Dr.\tAnna Lee",
