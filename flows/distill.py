@@ -15,6 +15,7 @@ Run it with `golden run` (local, no server to install) or as the `nightly` deplo
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any
 
@@ -24,8 +25,9 @@ from golden_distill.flows import progress
 from golden_distill.flows.engine import LocalEngine, PrefectEngine
 from golden_distill.flows.errors import StageError, describe, set_error_log
 from golden_distill.flows.params import DistillParams, ResolvedRun
-from golden_distill.flows.preflight import preflight
+from golden_distill.flows.preflight import preflight, validate
 from golden_distill.flows.redact_stage import redact_selection
+from golden_distill.flows.set_guard import holding_set
 from golden_distill.flows.tasks.earlier_versions import latest_version, version_location
 from golden_distill.flows.tasks.global_steps import review_decisions
 from golden_distill.flows.tasks.jobs import RedactResult, ShardJob
@@ -83,10 +85,20 @@ def distill(
 
 
 def _distill(params: DistillParams, local: bool = False) -> str:
+    """One run per set at a time: the set's lock is held from before the head and the
+    watermark are read until the version is published (flows/set_guard.py)."""
     clock = StageClock()
+    with holding_set(validate(params), "run") as head:
+        return _distill_locked(params, clock, head, local)
+
+
+def _distill_locked(params: DistillParams, clock: StageClock, head: str | None, local: bool) -> str:
     with clock.stage("validate+discover"):
         scheduled = None if local else scheduled_start_time()
         prepared = preflight(params, scheduled_start=scheduled, allow_prefect=not local)
+        prepared = dataclasses.replace(
+            prepared, resolved=dataclasses.replace(prepared.resolved, expected_head=(head,))
+        )
     resolved = prepared.resolved
     set_error_log(resolved.work.local_state() / "errors.log")
     engine: Engine = LocalEngine(resolved) if local else PrefectEngine(resolved)

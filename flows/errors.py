@@ -22,6 +22,8 @@ ERROR_LOG_ENV = "GOLDEN_ERROR_LOG"
 #: The stages of one run, in order; `golden run` prints the failing one.
 STAGES = (
     "validate",  # parameters, config file, pseudonym key
+    "lock",  # the set's lock: another writer holds the set (flows/set_guard.py)
+    "repair",  # settling a publish a killed writer left (datasets/store/head.py)
     "discover",  # sources -> shard files
     "shard",  # a shard task as a whole (read, funnels, dedup, write name the step inside it)
     "read",  # inside a shard task: reading, windowing, quarantining its records

@@ -122,19 +122,20 @@ class DistillParams(BaseModel):
         """Load the config and fill defaults: everything a run needs, checked, before any task."""
         config = load_pipeline_config(self.config_path)
         run = config.run
+        set_name = self.set_name or config.publish.set_name
         updates: dict[str, object] = {}
         if self.dask_address:
             updates.update(dask_address=self.dask_address, task_runner="dask")
+        work_dir: Path | str = run.work_dir
         if self.work_dir:
-            updates["work_dir"] = self.work_dir if is_url(self.work_dir) else Path(self.work_dir)
-        if updates:
-            run = run.model_copy(update=updates)
-            config = config.model_copy(update={"run": run})
+            work_dir = self.work_dir if is_url(self.work_dir) else Path(self.work_dir)
+        updates.update(set_folders(work_dir, run.result_storage, set_name))
+        run = run.model_copy(update=updates)
+        config = config.model_copy(update={"run": run})
         sources = list(self.sources) or list(config.run.sources)
         if not sources:
             raise RunParamsError("no sources: pass --source (or `sources`), or set run.sources")
         store = self.store_url or config.publish.store_url
-        set_name = self.set_name or config.publish.set_name
         return ResolvedRun(
             params=self,
             config=config,
@@ -144,6 +145,28 @@ class DistillParams(BaseModel):
             since=self.since,
             until=self.until,
         )
+
+
+#: A run's work folder is ``<run.work_dir>/sets/<set name>``: see ``set_folders``.
+SETS_FOLDER = "sets"
+
+
+def set_folders(
+    work_dir: Path | str, result_storage: Path | None, set_name: str
+) -> dict[str, object]:
+    """The work folder and result storage of one set's runs, inside the configured ones.
+
+    Why: a run prunes what it did not use from its work folder, so two sets sharing one folder
+    would delete each other's cache and in-flight files; one run per set holds the set's lock,
+    so a folder per set is only ever one run's."""
+    if is_url(work_dir):
+        folder: Path | str = f"{str(work_dir).rstrip('/')}/{SETS_FOLDER}/{set_name}"
+    else:
+        folder = Path(work_dir) / SETS_FOLDER / set_name
+    out: dict[str, object] = {"work_dir": folder}
+    if result_storage is not None:
+        out["result_storage"] = Path(result_storage) / set_name
+    return out
 
 
 @dataclass(frozen=True)
@@ -158,6 +181,9 @@ class ResolvedRun:
     set_name: str
     since: datetime | None = None
     until: datetime | None = None
+    #: ``(version,)``: the set's head when this run took the set's lock (None: a new set); the
+    #: publish commits only while ``latest`` is still there (compare-and-swap). None: unchecked.
+    expected_head: tuple[str | None] | None = None
 
     @property
     def window(self) -> tuple[str | None, str | None]:

@@ -27,6 +27,7 @@ from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.run_key import run_key
 from golden_distill.flows.tasks.jobs import ShardJob
 from golden_distill.flows.window import resolve_window, store_watermark, window_unit
+from golden_distill.flows.workdir import make_private
 from golden_distill.redaction.keys import ENV_VAR, resolve_key
 
 
@@ -93,6 +94,10 @@ def _check_work(resolved: ResolvedRun) -> None:
     bucket or a bad key fails here, before any task)."""
     try:
         resolved.work.check()
+        if not resolved.config.run.remote_work:  # <work_dir>/sets/<set>/: closed like the rest
+            folder = resolved.work_dir
+            folder.mkdir(parents=True, exist_ok=True)
+            make_private(folder, [], stop_at=folder.parent.parent)
     except Exception as exc:
         where = resolved.config.run.work_dir
         raise StageError("validate", f"work folder {where}: {describe(exc)}") from None

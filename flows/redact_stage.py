@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from golden_distill.flows.caching import pipeline_version
+from golden_distill.flows.erased_check import ErasedCheck
 from golden_distill.flows.memory import release_memory
 from golden_distill.flows.preflight import Prepared
 from golden_distill.flows.tasks.jobs import KeysJob, KeysPart, RedactJob, RedactResult, ShardResult
@@ -221,6 +222,7 @@ def redact_selection(
     work = resolved.work
     run_keys_path = ""  # the run's merged key digests, read back when needed (not held)
     key_passes: set[str] = set()  # key pass and group cache keys (kept by work-folder pruning)
+    erased = ErasedCheck(resolved)  # the erasure log's raw digests (flows/erased_check.py)
     for round_no in range(MAX_REDACTION_ROUNDS):
         chosen = chosen_by_shard(prepared, results, selection.new_representative_ids(), done)
         if not chosen:
@@ -247,6 +249,9 @@ def redact_selection(
         found, hits, group_keys = run_redact_jobs(engine, prepared, jobs, parallel)
         cached += hits
         key_passes |= group_keys
+        held = erased.mark(work, jobs, found)
+        if held:
+            logger.warning("%d chosen case(s) hold an erased subject: choosing replacements", held)
         redacted.extend(found[i] for i in sorted(found))
         refused = {cid for r in found.values() for cid in r.quarantined}
         if refused:
@@ -267,6 +272,7 @@ def redact_selection(
         )
         cached += hits
         key_passes |= group_keys
+        erased.mark(work, redo, found)  # a redone task's refusals must hold the erased ones too
         first = {r.index: r for r in redacted}
         for i, result in found.items():
             result.superseded = (first[i].cache_key, first[i].redacted_path)

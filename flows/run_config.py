@@ -54,6 +54,8 @@ class FlowConfig(StrictModel):
         description="Folder for per-shard intermediate files kept for cached reruns: funnel "
         "candidates (not yet redacted), decisions, signatures, redacted cases and quarantine "
         "files (which may keep raw source lines). Give it the access class of the sources. "
+        "Each set's runs use their own folder inside it, `<work_dir>/sets/<set>/`, so sets "
+        "sharing one work_dir never prune each other's files. "
         "A local folder (relative paths are relative to the current directory), or an fsspec "
         "URL such as s3://bucket/golden-work so Dask workers on other machines share it "
         "(credentials from the environment; the bucket must be private and encrypted: see "
@@ -74,8 +76,16 @@ class FlowConfig(StrictModel):
     prune_work_dir: bool = Field(
         True,
         description="After a successful run, delete shard folders and cached results that this "
-        "run did not use (other inputs, configs or code versions). Give each golden set its own "
-        "work_dir when several share a machine.",
+        "run did not use (other inputs, configs or code versions), inside the set's own work "
+        "folder only (`<work_dir>/sets/<set>/`).",
+    )
+    set_lock_wait_seconds: float = Field(
+        900.0,
+        ge=0,
+        description="How long a run waits for another writer of the same set (a run or `golden "
+        "erase`) to finish before it fails with a message naming the holder. One writer per set "
+        "at a time: the set's lock (`<store>/<set>/_lock`) is held from before the head and the "
+        "watermark are read until the version is published.",
     )
     storage_retries: int = Field(
         3, ge=0, description="Retries of tasks that touch storage or databases (read, publish)."

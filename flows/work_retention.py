@@ -4,7 +4,8 @@ files with raw source lines, withheld error details), so nothing may stay there 
 ``prune_older_than`` removes every unit of the work folder whose newest file is older than the
 cutoff: a shard folder (candidates, quarantine, redacted parts), a Prefect result file, a
 leftover publish folder, a top-level file such as ``errors.log``. A unit with any recent file is
-kept whole, so a running or recent run never loses half its shard. ``fingerprints.json`` (sizes,
+kept whole, so a running or recent run never loses half its shard. Each set's own work folder
+(``sets/<set>/``) is pruned the same way. ``fingerprints.json`` (sizes,
 times and hashes of inputs; no content) is kept. Symlinks are removed, never followed.
 """
 
@@ -17,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+#: The folder holding one work folder per set (``flows/params.set_folders``).
+SETS_FOLDER = "sets"
 #: Folders whose children are pruned one by one (each child is one unit).
 UNIT_FOLDERS = ("shards", "publish", "prefect-results")
 KEEP_FILES = frozenset({"fingerprints.json"})
@@ -56,7 +59,11 @@ def _newest(path: Path) -> tuple[float, int]:
 def _units(work_dir: Path) -> list[Path]:
     units: list[Path] = []
     for child in sorted(work_dir.iterdir()):
-        if child.name in UNIT_FOLDERS and child.is_dir() and not child.is_symlink():
+        if child.name == SETS_FOLDER and child.is_dir() and not child.is_symlink():
+            for folder in sorted(child.iterdir()):  # one work folder per set (flows/params.py)
+                if folder.is_dir() and not folder.is_symlink():
+                    units.extend(_units(folder))
+        elif child.name in UNIT_FOLDERS and child.is_dir() and not child.is_symlink():
             units.extend(sorted(child.iterdir()))
         elif child.name not in KEEP_FILES and not child.is_dir():
             units.append(child)

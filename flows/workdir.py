@@ -2,7 +2,7 @@
 
 Shard folders are named by their cache key, and so are Prefect's persisted results, so anything
 not named by one of this run's keys belongs to an input, config or code version that is gone.
-(Two sets sharing one work folder would prune each other's cache: give each its own.)
+(Each set has its own work folder, flows/params.set_folders, held by one run at a time.)
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -296,6 +297,6 @@ def _save_memo(memo: Path | None, known: dict[str, list[Any]], seen: dict[str, l
     if memo is None or not any(known.get(k) != v for k, v in seen.items()):
         return
     memo.parent.mkdir(parents=True, exist_ok=True)
-    tmp = memo.with_suffix(".tmp")
+    tmp = memo.with_name(f".{memo.name}.{os.getpid()}.{time.time_ns()}.tmp")  # one per writer
     tmp.write_bytes(orjson.dumps({**known, **seen}))
     tmp.replace(memo)

@@ -45,18 +45,32 @@ def list_aliases(store: StoreFS, layout: SetLayout) -> dict[str, str]:
     return found
 
 
+#: ``move_alias(expect=ANY)``: move whatever the alias points at now.
+ANY = object()
+
+
 def move_alias(
-    store: StoreFS, layout: SetLayout, alias: str, version: str, *, only_forward: bool = False
+    store: StoreFS,
+    layout: SetLayout,
+    alias: str,
+    version: str,
+    *,
+    only_forward: bool = False,
+    expect: object = ANY,
 ) -> tuple[str | None, str | None]:
     """Point ``alias`` at ``version`` atomically; returns (previous, current) versions.
 
-    With ``only_forward`` the alias is left alone when it already points at a newer version.
+    With ``only_forward`` the alias is left alone when it already points at a newer version;
+    with ``expect`` (a version id or None: absent) it is left alone unless it points there now
+    (the compare-and-swap a publish makes on the set's head).
     """
     check_alias(alias)
     parse_version(version)
 
     def change(old: bytes | None) -> bytes | None:
         current = _decode(old)
+        if expect is not ANY and current != expect:
+            return None
         if only_forward and current and parse_version(current) >= parse_version(version):
             return None
         return f"{version}\n".encode()

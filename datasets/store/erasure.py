@@ -17,8 +17,15 @@ any string anywhere in the row), then:
 4. deletes every affected older version (made invisible in one step, then removed). Versions
    are immutable: they are deleted, never rewritten in place.
 
-The log is tied to the key that derived the needles (``key_id`` in each entry): after a key
-rotation, pseudonyms change, and subjects erased before must be erased again with the new key.
+The needles are tied to the pseudonym key that derived them (``key_id`` in each entry); what
+survives a rotation of that key is the entry's *raw digests*: each erased value as an HMAC under
+the separate erasure key (``erasure_key.py``, ``GOLDEN_ERASURE_KEY``), which every run checks
+against the raw cases it is about to redact (flows/erased_check.py). An erasure without the
+erasure key configured is logged with needles only and says so.
+
+Erasure is a writer of the set like a run: the caller holds the set's lock (``set_lock.py``),
+so no publish in flight can bring the subject back after the log entry; ``clean_leftovers``
+removes what killed publishes left in ``_staging/`` and ``_trash/`` (they may hold the subject).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import pyarrow.parquet as pq
 
 from golden_distill.datasets.reader import GoldenSet
 from golden_distill.datasets.store.aliases import LATEST, list_aliases, move_alias
+from golden_distill.datasets.store.erasure_key import ErasureKey
 from golden_distill.datasets.store.erasure_log import (
     append_log,
     matching_case_ids,
@@ -108,9 +116,12 @@ class ErasurePlan:
     aliases: dict[str, str] = field(default_factory=dict)  # alias -> version it points at now
     subject_digests: list[str] = field(default_factory=list)
     needle_digests: list[str] = field(default_factory=list)
+    raw_digests: list[str] = field(default_factory=list)  # under the erasure key, if any
+    erasure_key_id: str | None = None
     new_version: str | None = None
     deleted: list[str] = field(default_factory=list)
     moved: dict[str, tuple[str, str]] = field(default_factory=dict)  # alias -> (old, new)
+    leftovers: list[str] = field(default_factory=list)  # staging/trash folders removed
     applied: bool = False
 
     @property
@@ -139,6 +150,7 @@ def plan_erasure(
     subjects: list[Subject],
     secret: bytes,
     matcher: RuleMatcher,
+    erasure_key: ErasureKey | None = None,
 ) -> tuple[ErasurePlan, set[str]]:
     """Which versions hold the subjects, and the needles found (kept in memory only)."""
     if not subjects:
@@ -148,6 +160,9 @@ def plan_erasure(
     plan = ErasurePlan(set_name)
     plan.subject_digests = sorted(subject_digest(s, secret) for s in subjects)
     plan.needle_digests = sorted(needle_digest(n) for n in needles)
+    if erasure_key is not None:
+        plan.raw_digests = sorted({erasure_key.digest(s.value) for s in subjects})
+        plan.erasure_key_id = erasure_key.key_id
     versions = list_versions(store, set_name)
     plan.aliases = list_aliases(store, layout)
     plan.latest = plan.aliases.get(LATEST) or (versions[-1] if versions else None)
@@ -176,6 +191,11 @@ def apply_erasure(
             "key_id": key_id,
             "subjects": plan.subject_digests,
             "needles": plan.needle_digests,
+            **(
+                {"raw": plan.raw_digests, "erasure_key_id": plan.erasure_key_id}
+                if plan.raw_digests
+                else {}
+            ),
             "removed": plan.affected,
         },
     )
@@ -195,8 +215,7 @@ def apply_erasure(
         withdraw_version(store, layout, version)
         store.remove(layout.claim(version))
         plan.deleted.append(version)
-    for name in store.list_names(layout.trash_dir):  # left by an earlier interrupted delete
-        store.remove_tree(f"{layout.trash_dir}/{name}")
+    plan.leftovers = clean_leftovers(store, layout)
     append_log(
         store,
         layout,
@@ -211,6 +230,31 @@ def apply_erasure(
     )
     plan.applied = True
     return plan
+
+
+def clean_leftovers(store: StoreFS, layout: SetLayout) -> list[str]:
+    """Remove every staging and trash folder of the set: under the set's lock no publish is in
+    flight, so each is a killed publish's (or an interrupted delete's) copy of cases."""
+    removed = []
+    for folder in (layout.staging_dir, layout.trash_dir):
+        for name in store.list_names(folder):
+            store.remove_tree(f"{folder}/{name}")
+            removed.append(f"{folder}/{name}")
+    return removed
+
+
+def signed_versions(store: StoreFS, set_name: str) -> list[str]:
+    """Retained versions carrying a signature: an erasure must not replace them with unsigned
+    ones (a downgrade every pinned reader would refuse, or worse, a store that stops being
+    signed)."""
+    from golden_distill.datasets.store.signing import SIGNATURE_NAME
+
+    layout = SetLayout(set_name)
+    return [
+        v
+        for v in list_versions(store, set_name)
+        if store.exists(layout.version_file(v, SIGNATURE_NAME))
+    ]
 
 
 #: Manifest fields carried from the version an erasure republishes (the rest is re-derived).

@@ -1,10 +1,12 @@
 """The erasure log and the check every publish makes against it (see ``erasure.py``).
 
 ``<set>/_erasure/log.jsonl`` holds one JSON line per erasure: keyed hashes of the subjects, a
-sha256 of each needle (the pseudonym or placeholder redaction made of the subject), and what was
-removed. ``drop_erased`` leaves out of a new version every case holding a logged needle, so a
-subject erased once never comes back into the set. No redaction import here: publishing stays
-light.
+sha256 of each needle (the pseudonym or placeholder redaction made of the subject), the raw
+digests of the erased values under the erasure key (``erasure_key.py``: what survives a
+pseudonym-key rotation; checked by every run before redaction, ``erased_raw_case_ids``), and
+what was removed. ``drop_erased`` leaves out of a new version every case holding a logged
+needle, so a subject erased once never comes back into the set. No redaction import here:
+publishing stays light.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def needle_digest(needle: str) -> str:
     return hashlib.sha256(f"golden-erasure-needle\x1f{needle}".encode()).hexdigest()
 
 
-def _strings(value: Any) -> Iterable[str]:
+def all_strings(value: Any) -> Iterable[str]:
     """Every string in a value, and inside JSON text (arguments, responses) every JSON string."""
     if isinstance(value, str):
         yield value
@@ -40,19 +42,19 @@ def _strings(value: Any) -> Iterable[str]:
                 parsed = orjson.loads(value)
             except orjson.JSONDecodeError:
                 return
-            yield from _strings(parsed)
+            yield from all_strings(parsed)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from all_strings(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _strings(item)
+            yield from all_strings(item)
 
 
 def row_tokens(row: dict[str, Any]) -> set[str]:
     """Every string of a case (whole values and the id-like tokens inside them)."""
     tokens: set[str] = set()
-    for text in _strings(row):
+    for text in all_strings(row):
         tokens.add(text)
         tokens.update(_TOKEN.findall(text))
         tokens.update(_DOTTED.findall(text))
@@ -83,6 +85,48 @@ def erased_case_ids(table: pa.Table, digests: set[str]) -> list[str]:
                 hits.append(row["case_id"])
                 break
     return hits
+
+
+#: Word n-grams of free text tested against raw digests (a name of up to four words).
+MAX_WORDS = 4
+
+
+def raw_tokens(row: dict[str, Any]) -> set[str]:
+    """What a raw (unredacted) case could hold an erased value as: every string, its id-like
+    tokens, and runs of up to ``MAX_WORDS`` words (names inside free text)."""
+    tokens = row_tokens(row)
+    for text in all_strings(row):
+        words = text.split()
+        for size in range(2, MAX_WORDS + 1):
+            tokens.update(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
+    return tokens
+
+
+def erased_raw_case_ids(table: pa.Table, digests: set[str], digest: Any) -> list[str]:
+    """Case ids of the raw rows holding a value whose raw digest (``digest(value)``, the
+    erasure key's HMAC, ``erasure_key.py``) the log names."""
+    cache: dict[str, bool] = {}
+    hits = []
+    for row in _rows(table):
+        for token in raw_tokens(row):
+            found = cache.get(token)
+            if found is None:
+                found = cache[token] = digest(token) in digests
+            if found:
+                hits.append(row["case_id"])
+                break
+    return hits
+
+
+def erased_raw_digests(store: StoreFS, layout: SetLayout) -> tuple[set[str], set[str]]:
+    """The raw digests the log holds, and the ids of the erasure keys that made them."""
+    digests: set[str] = set()
+    key_ids: set[str] = set()
+    for entry in read_log(store, layout):
+        if entry.get("raw"):
+            digests.update(entry["raw"])
+            key_ids.add(str(entry.get("erasure_key_id")))
+    return digests, key_ids
 
 
 # -- the log file ---------------------------------------------------------------------------

@@ -4,9 +4,9 @@
    folder: inside the store for a local store (same filesystem, so a rename can publish it), a
    local temporary folder for an object store.
 2. The staged case files are read back and the replay completeness check runs on them; a case
-   that fails blocks the publish. The data's content hash is compared with every published
-   version: the same content is reported as a duplicate instead of published again (``force``
-   publishes anyway).
+   that fails blocks the publish. The data's content hash is compared with the head's
+   (``latest``): the same content is reported as a duplicate instead of published again
+   (``force`` publishes anyway).
 3. A version id is claimed (only-if-absent), the manifest written, and the version made visible:
    a local store renames the staging folder to ``versions/<id>`` (one step); an object store
    uploads the data files, re-reads and checks them, then writes ``manifest.json`` last (only-if-
@@ -15,17 +15,28 @@
    again (its folder goes to ``_trash/``, or its manifest is removed) and the publish fails:
    a version is visible only when the whole publish succeeded.
 
+Publishing is a compare-and-swap on the set's head: with ``expected_parent`` (the version the
+run grew from, None for a new set) the version commits only while ``latest`` still points
+there; otherwise nothing becomes visible and ``head.HeadMoved`` says which head moved. A
+``_pending/<version>`` record (``head.py``) is written before the version becomes visible and
+removed after ``latest`` moved, so a publisher killed in between is repaired by the next writer
+(``head.repair_head``: the version adopted when it is a verified successor of the head, else
+discarded).
+
 The manifest is sealed (``manifest_sha256``) and, when a signing key is configured
 (``GOLDEN_SIGNING_KEY``, see ``signing.py``), signed: ``manifest.sig`` is placed next to it
 before the version becomes visible. ``clusters.parquet`` is marked with the cases actually
 published (``cluster_marks.py``). Cases holding a subject of the set's erasure log are left
 out (``erasure_log.drop_erased``).
 
-A publisher killed at any point leaves no visible version and ``latest`` unchanged; its leftovers
-(staging folder, claim, manifest-less files) are invisible and removed by ``golden sets gc``.
+A publisher killed before the version became visible leaves no visible version and ``latest``
+unchanged; its leftovers (staging folder, claim, manifest-less files) are invisible and removed
+by ``golden sets gc``. Killed after it (``visible``), it leaves a pending record for
+``repair_head``.
 
 Test hook: when ``GOLDEN_PUBLISH_PAUSE_AFTER`` names a point (``cases``, ``clusters``, ``report``,
-``verified``, ``claimed``, ``staged``, ``upload:<file name>``, ``uploaded``), the publisher prints
+``verified``, ``claimed``, ``staged``, ``upload:<file name>``, ``uploaded``, ``visible``), the
+publisher prints
 ``GOLDEN_PUBLISH_PAUSED <point>`` to stderr and sleeps there, so a test can kill it at that point.
 """
 
@@ -48,7 +59,7 @@ import pyarrow.parquet as pq
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from golden_distill.datasets.publish_config import PublishConfig
-from golden_distill.datasets.store.aliases import LATEST, move_alias, read_alias
+from golden_distill.datasets.store.aliases import ANY, LATEST, move_alias, read_alias
 from golden_distill.datasets.store.case_files import (
     file_entry,
     prepare_cases,
@@ -65,6 +76,7 @@ from golden_distill.datasets.store.erasure_log import (
     read_log,
 )
 from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.datasets.store.head import HeadMoved, clear_pending, mark_pending
 from golden_distill.datasets.store.integrity import seal_manifest
 from golden_distill.datasets.store.layout import (
     MANIFEST_NAME,
@@ -92,7 +104,6 @@ from golden_distill.datasets.store.staged_check import check_staged
 from golden_distill.datasets.store.verify import ChecksumError, read_verified_bytes
 from golden_distill.datasets.store.versions import (
     allocate_version,
-    list_versions,
     read_manifest,
 )
 
@@ -100,6 +111,7 @@ if TYPE_CHECKING:  # polars is a pipeline dependency: the reader install has non
     import polars as pl
 
 PAUSE_ENV = "GOLDEN_PUBLISH_PAUSE_AFTER"
+RESUME_ENV = "GOLDEN_PUBLISH_RESUME_FILE"
 
 
 class PublishError(RuntimeError):
@@ -132,11 +144,13 @@ class PublishResult:
 
 
 def _pause(point: str) -> None:
-    """Test hook (see module docstring): stop here so a test can kill the publisher."""
+    """Test hook (see module docstring): stop here so a test can kill the publisher, or, with
+    ``GOLDEN_PUBLISH_RESUME_FILE``, let it go on once that file exists (a race with erase)."""
     if os.environ.get(PAUSE_ENV) == point:
         print(f"GOLDEN_PUBLISH_PAUSED {point}", file=sys.stderr, flush=True)
-        while True:
-            time.sleep(60)
+        resume = os.environ.get(RESUME_ENV)
+        while not (resume and os.path.exists(resume)):
+            time.sleep(0.2 if resume else 60)
 
 
 def check_signer(store: StoreFS, signer: Ed25519PrivateKey | None) -> None:
@@ -159,10 +173,15 @@ def check_signer(store: StoreFS, signer: Ed25519PrivateKey | None) -> None:
 
 
 def _find_same_content(store: StoreFS, set_name: str, content: str) -> str | None:
-    for version in reversed(list_versions(store, set_name)):
-        with contextlib.suppress(Exception):
-            if read_manifest(store, set_name, version).get("content_sha256") == content:
-                return version
+    """The head (``latest``) when it holds exactly this content. Only the head: an older
+    version with the same content is not what readers get, so reporting it as "the latest
+    version stands" would leave ``latest`` where it is (e.g. behind a crashed publish)."""
+    head = read_alias(store, SetLayout(set_name), LATEST)
+    if head is None:
+        return None
+    with contextlib.suppress(Exception):
+        if read_manifest(store, set_name, head).get("content_sha256") == content:
+            return head
     return None
 
 
@@ -179,6 +198,7 @@ def publish_version(
     config: PublishConfig | None = None,
     signing_key: Ed25519PrivateKey | None = None,
     prechecked: pl.DataFrame | None = None,
+    expected_parent: object = ANY,
 ) -> PublishResult:
     """Publish ``cases`` (GOLDEN_SCHEMA table or Parquet files) as a new immutable version.
 
@@ -187,7 +207,9 @@ def publish_version(
     ``signing_key`` None: the key configured in ``GOLDEN_SIGNING_KEY``, if any, signs it.
     ``prechecked``: ``replay.steps_digests`` of cases a published version passed the replay check
     with (a grown set's carried cases); a staged case with the same digest is not checked again
-    (counted in ``replay_check.cases_prechecked``), every other case is."""
+    (counted in ``replay_check.cases_prechecked``), every other case is.
+    ``expected_parent``: the head this version grew from (a version id, or None for a new set);
+    when ``latest`` is elsewhere at commit time, ``HeadMoved`` is raised and nothing shows."""
     cfg = config or PublishConfig()
     store = StoreFS(store_url, storage_options)
     layout = SetLayout(set_name)
@@ -208,7 +230,7 @@ def publish_version(
     try:
         return _publish_staged(
             store, layout, staging, cases, clusters, report_html, fields, force, cfg, timings,
-            signer, erasure, prechecked,
+            signer, erasure, prechecked, expected_parent,
         )  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
@@ -263,6 +285,7 @@ def _publish_staged(
     signer: Ed25519PrivateKey | None = None,
     erasure: dict[str, Any] | None = None,
     prechecked: pl.DataFrame | None = None,
+    expected_parent: object = ANY,
 ) -> PublishResult:
     mark = time.perf_counter()
     files, counts = stage_cases(  # streamed and bucketed: memory does not grow with the set
@@ -318,6 +341,8 @@ def _publish_staged(
             )
 
     parent = read_alias(store, layout, LATEST)
+    if expected_parent is not ANY and parent != expected_parent:
+        raise HeadMoved(layout.set_name, expected_parent, parent)  # type: ignore[arg-type]
     version = allocate_version(store, layout.set_name)
     _pause("claimed")
     manifest = build_manifest(
@@ -341,6 +366,7 @@ def _publish_staged(
     signature = sign_manifest(manifest_bytes, signer) if signer is not None else None
 
     mark = time.perf_counter()
+    mark_pending(store, layout, version, parent)  # the next writer repairs a crash from here
     if store.is_local:
         (staging / MANIFEST_NAME).write_bytes(manifest_bytes)
         if signature is not None:
@@ -357,15 +383,22 @@ def _publish_staged(
                 with contextlib.suppress(Exception):
                     store.remove_tree(layout.version_dir(version))
             raise
+    _pause("visible")
     try:
-        move_alias(store, layout, LATEST, version, only_forward=True)
+        _old, now = move_alias(store, layout, LATEST, version, only_forward=True, expect=parent)
+        if now != version:
+            raise HeadMoved(layout.set_name, parent, now)
     except Exception:
         moved = False
         with contextlib.suppress(Exception):  # the move may have landed before the error
             moved = read_alias(store, layout, LATEST) == version
         if not moved:
             withdraw_version(store, layout, version)  # a failed publish is never visible
+            with contextlib.suppress(Exception):
+                clear_pending(store, layout, version)
             raise
+    with contextlib.suppress(Exception):  # a leftover record is settled by the next repair
+        clear_pending(store, layout, version)
     timings["make_visible"] = time.perf_counter() - mark
     return PublishResult(
         set_name=layout.set_name,

@@ -101,14 +101,19 @@ def _weaker_regression_cases(golden: Any, minimum: str) -> list[str]:
 
 def gc_cmd(
     name: Annotated[str, typer.Argument(help="The set to clean up.")],
-    keep_last: Annotated[int | None, typer.Option(help="Keep the newest N versions.")] = None,
-    keep_days: Annotated[float | None, typer.Option(help="Keep versions younger than D.")] = None,
+    keep_last: Annotated[
+        int | None, typer.Option(min=0, help="Keep the newest N versions (0 or more).")
+    ] = None,
+    keep_days: Annotated[
+        float | None, typer.Option(min=0, help="Keep versions younger than D (0 or more).")
+    ] = None,
     apply: Annotated[bool, typer.Option("--apply", help="Delete (default: dry run).")] = False,
     store: StoreOpt = None,
     storage_options: OptionsOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Delete old versions (never one an alias points to). Dry run unless --apply.
+    """Delete old versions (never one an alias points to, never the head). Dry run unless
+    --apply.
 
     Keeps the newest N and those younger than D days (defaults: `publish.retention`), and
     removes leftovers of publishers that died. Example: `golden sets gc nightly --keep-last 5`

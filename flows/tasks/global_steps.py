@@ -341,8 +341,17 @@ def publish(
         config=config.publish,
         signing_key=signing_key_from_env(secret_block=config.publish.signing_key_secret_block),
         prechecked=selection.prechecked(),
+        **_head_check(resolved),
     )
     return result.version, report_location(resolved, result.url), result.deduplicated_of
+
+
+def _head_check(resolved: ResolvedRun) -> dict[str, Any]:
+    """``expected_parent`` for the publish: the head the run's lock was taken on (compare-and-
+    swap, datasets/store/publish.py); nothing when the run did not record one."""
+    if resolved.expected_head is None:
+        return {}
+    return {"expected_parent": resolved.expected_head[0]}
 
 
 def report_location(resolved: ResolvedRun, version_url: str) -> str:

@@ -111,6 +111,6 @@ def test_pseudonyms_never_collide_across_shards(tmp_path: Path) -> None:
     assert len(set(published.values())) == len(published)  # never shared
     assert not set(published.values()) & originals  # never another original of the run
     # in one pass: one key pass and one redaction per shard, nothing redone
-    work = tmp_path / "work"
+    work = tmp_path / "work" / "sets" / "coll"  # each set has its own work folder
     assert len(list(work.rglob("redacted-*"))) == 2
     assert len(list(work.glob("run-keys/*.npz"))) == 1

@@ -153,7 +153,8 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
     assert redactions, "no redaction task ran"
 
     # the work folder is on S3: every shard's files and Prefect's cached results
-    listed = s3.ls(f"{work_url}/shards", detail=False)
+    set_work = f"{work_url}/sets/scale"  # the set's own folder inside the configured one
+    listed = s3.ls(f"{set_work}/shards", detail=False)
     shard_dirs = [d for d in listed if not Path(d).name.startswith("selection-")]
     assert len(shard_dirs) == n_shards
     # the selection's large frames (flows/tasks/frame_ref.py) went to the bucket too
@@ -175,7 +176,7 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
     assert len(redacted) == len(redactions)
     # (with the shard's result, which a redaction group reuses: flows/tasks/redact.py)
     assert all(r == {"redacted.parquet", "quarantine.jsonl", RESULT_FILE} for r in redacted)
-    assert len(s3.ls(f"{work_url}/prefect-results", detail=False)) >= n_shards
+    assert len(s3.ls(f"{set_work}/prefect-results", detail=False)) >= n_shards
 
     # nothing was written to a local folder: not next to the flow's config, nothing left in
     # the workers' own folders; the flow keeps only its fingerprint memo

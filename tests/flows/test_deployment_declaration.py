@@ -55,3 +55,13 @@ def test_deployment_names_a_work_pool_and_no_secret():
     assert deployment["work_pool"]["name"]
     text = (REPO / "prefect.yaml").read_text()
     assert "GOLDEN_PSEUDONYM_KEY=" not in text
+
+
+def test_one_run_at_a_time_later_runs_wait():
+    """Two runs of the deployment never overlap: the second is queued (and the set's lock
+    guards the set against other writers: tests/flows/test_concurrent_runs.py)."""
+    from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
+
+    limit = ConcurrencyLimitConfig(**_nightly()["concurrency_limit"])
+    assert limit.limit == 1
+    assert limit.collision_strategy == ConcurrencyLimitStrategy.ENQUEUE

@@ -71,7 +71,7 @@ def test_distill_end_to_end(
     version = run_distill(params)
     golden = open_set(str(store), f"e2e@{version}")
     published = set(golden.read_table().column("case_id").to_pylist())
-    work = tmp_path / "work"
+    work = tmp_path / "work" / "sets" / "e2e"  # each set has its own work folder
     refusals = [
         e for q in work.rglob("quarantine.jsonl") for e in read_quarantine(q)
         if e["stage"] == "redaction"

@@ -45,7 +45,7 @@ def test_resolve_fills_from_config_and_overrides(tmp_path: Path):
     ).resolve()
     assert resolved.sources == ["mine"] and resolved.set_name == "other"
     assert resolved.config.run.task_runner == "dask"
-    assert resolved.work_dir == tmp_path / "w2"
+    assert resolved.work_dir == tmp_path / "w2" / "sets" / "other"  # one folder per set
 
 
 def test_resolve_without_any_source_fails(tmp_path: Path):

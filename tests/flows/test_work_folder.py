@@ -112,8 +112,9 @@ def test_work_dir_may_be_a_url_in_config_and_parameters(tmp_path: Path):
     resolved = DistillParams(
         sources=["x.jsonl"], work_dir="s3://bucket/w", store_url=str(tmp_path / "store")
     ).resolve()
-    assert resolved.config.run.work_dir == "s3://bucket/w"
-    assert resolved.work.root == "s3://bucket/w"
+    # each set has its own folder inside the configured one (flows/params.set_folders)
+    assert resolved.config.run.work_dir == f"s3://bucket/w/sets/{resolved.set_name}"
+    assert resolved.work.root == f"s3://bucket/w/sets/{resolved.set_name}"
 
 
 def test_the_store_options_are_reused_only_for_the_same_protocol():
@@ -159,7 +160,7 @@ def test_a_run_on_a_url_work_folder_publishes_what_a_local_folder_run_does(
     assert len(url_set) > 0
     assert url_set.manifest["content_sha256"] == disk_set.manifest["content_sha256"]
 
-    work = WorkFolder(url)
+    work = WorkFolder(f"{url}/sets/url")  # the set's own folder inside the configured one
     listed = work.list_names(work.join("shards"))
     shard_dirs = [d for d in listed if not d.startswith("selection-")]
     assert len(listed) == len(shard_dirs) + 1  # the selection's frames (flows/tasks/frame_ref.py)

@@ -54,3 +54,25 @@ def test_prune_removes_old_shards_quarantine_results_and_logs(tmp_path):
 def test_durations():
     assert parse_duration("36h").total_seconds() == 36 * 3600
     assert parse_duration("2w").days == 14
+
+
+def test_each_set_has_its_own_work_folder_and_prune_reaches_it(tmp_path):
+    """Two sets configured with one work folder get one folder each (a run prunes only its
+    own), and `golden work prune` reaches inside every set's folder."""
+    from golden_distill.flows.params import DistillParams
+
+    config = tmp_path / "c.yaml"
+    config.write_text(f"run:\n  sources: [x]\n  work_dir: {tmp_path / 'work'}\n")
+    a = DistillParams(config_path=str(config), set_name="a").resolve()
+    b = DistillParams(config_path=str(config), set_name="b").resolve()
+    assert a.work_dir == tmp_path / "work" / "sets" / "a"
+    assert b.work_dir == tmp_path / "work" / "sets" / "b"
+    assert a.config.run.results_dir() != b.config.run.results_dir()
+
+    work = tmp_path / "work"
+    _touch(work / "sets" / "a" / "shards" / "old" / "candidates.parquet", 10)
+    _touch(work / "sets" / "b" / "shards" / "new" / "candidates.parquet", 1)
+    done = CliRunner().invoke(app, ["work", "prune", "--older-than", "7d", "--work-dir", str(work)])
+    assert done.exit_code == 0, done.output
+    assert not (work / "sets" / "a" / "shards" / "old").exists()
+    assert (work / "sets" / "b" / "shards" / "new" / "candidates.parquet").exists()

@@ -1,4 +1,5 @@
-"""A publisher killed between files leaves nothing visible; concurrent publishers both succeed.
+"""A publisher killed between files leaves nothing visible, one killed after the version showed is
+repaired by the next writer; of concurrent publishers from one head only one commits at a time.
 
 The publisher runs in a real child process (``publisher_proc.py``) stopped at a chosen point by
 the documented ``GOLDEN_PUBLISH_PAUSE_AFTER`` hook, then killed with SIGKILL.
@@ -17,13 +18,14 @@ from pathlib import Path
 import pytest
 
 from golden_distill.datasets.reader import open_set
-from golden_distill.datasets.store.aliases import read_alias
+from golden_distill.datasets.store.aliases import move_alias, read_alias
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.gc import apply_gc, plan_gc
+from golden_distill.datasets.store.head import repair_head
 from golden_distill.datasets.store.layout import SetLayout, parse_version
 from golden_distill.datasets.store.publish import PAUSE_ENV, publish_version
 from golden_distill.datasets.store.verify import verify_version
-from golden_distill.datasets.store.versions import list_versions
+from golden_distill.datasets.store.versions import list_versions, read_manifest
 
 SET = "nightly"
 PROC = Path(__file__).with_name("publisher_proc.py")
@@ -104,18 +106,104 @@ def test_killed_publisher_leaves_no_version_and_latest_unchanged(target, casegen
     assert verify_version(store, SET, first.version).ok
 
 
-def test_two_publishers_at_once_get_distinct_versions_that_verify(target):
+def test_two_publishers_from_one_head_never_both_commit(target):
+    """Publishing is a compare-and-swap on the head: of two publishers that grew from the same
+    head, the loser fails clearly (which head moved) and shows nothing; a rerun commits."""
     store = StoreFS(target.url, target.storage_options)
-    procs = [_spawn(target, start=0, n=40), _spawn(target, start=1000, n=35)]
-    results = []
-    for proc in procs:
+    specs = [(0, 40), (1000, 35)]
+    procs = [_spawn(target, start=start, n=n) for start, n in specs]
+    won, lost = [], []
+    for spec, proc in zip(specs, procs, strict=True):
         out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err[-2000:]
-        results.append(json.loads(out.strip().splitlines()[-1]))
-    versions = [r["version"] for r in results]
-    assert len(set(versions)) == 2 and all(r["deduplicated_of"] is None for r in results)
-    assert list_versions(store, SET) == sorted(versions, key=parse_version)
-    for version in versions:
+        if proc.returncode == 0:
+            won.append(json.loads(out.strip().splitlines()[-1])["version"])
+        else:
+            assert "HeadMoved" in err and "latest moved from" in err, err[-2000:]
+            lost.append(spec)
+    assert won  # one at least commits
+    assert list_versions(store, SET) == sorted(won, key=parse_version)  # the loser shows nothing
+    for version in won:
         assert verify_version(store, SET, version).ok
-    newest = max(versions, key=parse_version)
+    for start, n in lost:  # a rerun of the loser grows from the new head
+        rerun = _spawn(target, start=start, n=n)
+        out, err = rerun.communicate(timeout=120)
+        assert rerun.returncode == 0, err[-2000:]
+        won.append(json.loads(out.strip().splitlines()[-1])["version"])
+    newest = max(won, key=parse_version)
     assert read_alias(store, SetLayout(SET), "latest") == newest
+    oldest = min(won, key=parse_version)
+    parents = {v: read_manifest(store, SET, v)["parent_version"] for v in won}
+    assert parents[newest] == oldest, (parents, len(lost))
+
+
+def test_killed_after_visible_is_adopted_by_the_next_writer(target, casegen):
+    """Killed between the version's rename (or manifest upload) and the alias move: the version
+    is visible but latest is behind; ``repair_head`` adopts it (a verified successor)."""
+    store = StoreFS(target.url, target.storage_options)
+    layout = SetLayout(SET)
+    first = publish_version(target.url, SET, cases=casegen.make_table(20), **target.kwargs())
+    proc = _spawn(target, start=300, n=30, pause="visible")
+    _wait_paused(proc, "visible")
+    proc.kill()
+    proc.wait(30)
+    orphan = max(list_versions(store, SET), key=parse_version)
+    assert orphan != first.version
+    assert read_alias(store, layout, "latest") == first.version  # the crash left latest behind
+    repair = repair_head(store, SET)
+    assert repair.adopted == [orphan], repair
+    assert read_alias(store, layout, "latest") == orphan
+    assert store.list_names(f"{SET}/_pending") == []
+    assert repair_head(store, SET).changed is False  # settled once
+
+
+def test_orphan_that_is_not_a_successor_is_discarded(target, casegen):
+    """A pending version whose parent is no longer the head is made invisible, latest stays."""
+    store = StoreFS(target.url, target.storage_options)
+    layout = SetLayout(SET)
+    publish_version(target.url, SET, cases=casegen.make_table(20), **target.kwargs())
+    proc = _spawn(target, start=300, n=30, pause="visible")
+    _wait_paused(proc, "visible")
+    proc.kill()
+    proc.wait(30)
+    orphan = max(list_versions(store, SET), key=parse_version)
+    # another writer moved the head meanwhile (what a stolen lock or an erase would do)
+    other = publish_version(target.url, SET, cases=casegen.make_table(25, 900), **target.kwargs())
+    assert read_alias(store, layout, "latest") == other.version
+    repair = repair_head(store, SET)
+    assert orphan in repair.discarded and repair.adopted == []
+    assert orphan not in list_versions(store, SET)
+    assert read_alias(store, layout, "latest") == other.version
+
+
+def test_a_rollback_is_not_undone_by_repair(target, casegen):
+    """Only pending publishes are repaired: a version newer than latest that latest was moved
+    back from on purpose stays where it is."""
+    store = StoreFS(target.url, target.storage_options)
+    layout = SetLayout(SET)
+    first = publish_version(target.url, SET, cases=casegen.make_table(20), **target.kwargs())
+    second = publish_version(target.url, SET, cases=casegen.make_table(20, 50), **target.kwargs())
+    move_alias(store, layout, "latest", first.version)
+    assert not repair_head(store, SET).changed
+    assert read_alias(store, layout, "latest") == first.version
+    assert second.version in list_versions(store, SET)
+
+
+def test_a_pending_version_that_does_not_verify_is_discarded(target, casegen):
+    """A pending successor of the head whose files were damaged is not adopted."""
+    from golden_distill.datasets.store.head import mark_pending
+
+    store = StoreFS(target.url, target.storage_options)
+    layout = SetLayout(SET)
+    first = publish_version(target.url, SET, cases=casegen.make_table(20), **target.kwargs())
+    second = publish_version(target.url, SET, cases=casegen.make_table(20, 50), **target.kwargs())
+    # as if the publisher of `second` died before moving latest, and a byte rotted since
+    move_alias(store, layout, "latest", first.version)
+    mark_pending(store, layout, second.version, first.version)
+    rel = layout.version_file(second.version, "cases.parquet")
+    data = bytearray(store.read_bytes(rel))
+    data[len(data) // 2] ^= 0x01
+    store.write_atomic(rel, bytes(data))
+    repair = repair_head(store, SET)
+    assert repair.adopted == [] and "does not verify" in repair.discarded[second.version]
+    assert list_versions(store, SET) == [first.version]
+    assert read_alias(store, layout, "latest") == first.version

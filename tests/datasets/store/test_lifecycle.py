@@ -115,6 +115,25 @@ def test_gc_never_deletes_an_aliased_version(target, casegen):
     assert apply_gc(store, plan_gc(store, SET, keep_last=1, keep_days=0)).delete == []
 
 
+def test_gc_refuses_negative_numbers_and_never_deletes_the_head(target, casegen):
+    versions = [_publish(target, casegen.make_table(5 + i)).version for i in range(3)]
+    store = StoreFS(target.url, target.storage_options)
+    for args in (["--keep-last", "-2"], ["--keep-days", "-1"]):
+        out = _cli(target, "gc", SET, *args, "--apply")
+        assert out.exit_code == 2 and "greater than or equal to 0" in out.output, out.output
+    with pytest.raises(ValueError, match="keep_last must be 0 or more"):
+        plan_gc(store, SET, keep_last=-2, keep_days=0)
+    assert list_versions(store, SET) == versions
+
+    # keep nothing, and latest's ref lost: the head (newest version) still stays
+    store.remove(SetLayout(SET).ref("latest"))
+    plan = plan_gc(store, SET, keep_last=0, keep_days=0)
+    assert plan.delete == versions[:2] and "head" in plan.keep[versions[2]]
+    apply_gc(store, plan)
+    assert list_versions(store, SET) == [versions[2]]
+    assert verify_version(store, SET, versions[2]).ok
+
+
 def test_diff_reports_known_differences(target, casegen):
     base = [casegen.build_case(i) for i in range(20)]
     hr_only = casegen.build_case(100, tools=("hr_get_employee",))
