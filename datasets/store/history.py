@@ -8,8 +8,10 @@ both are covered by the signature. With a pinned key, resolving an alias checks 
 
 * the history is the set of versions present whose manifest is signed by a pinned key and
   carries a ``sequence`` (unsigned or wrongly signed versions are not part of it);
-* ``latest`` must point at a version of the highest sequence present: pointing lower is a
-  rollback and is refused, naming the newer version;
+* ``latest`` must point at the newest signed version present: the highest sequence, and of
+  two with one sequence (a fork: a forced rollback then a publish, or an abandoned staged
+  version put back) the newer id, since ids are claimed in order and a later publish always
+  claims a newer one. Pointing lower is a rollback and is refused, naming the newer version;
 * any other alias (``stable``...) must point at a version on the chain that leads to ``latest``
   (followed through ``parent_version``; where gc or erasure deleted a parent, older versions
   below that gap are accepted, since nothing signed says otherwise);
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from golden_distill.datasets.store.aliases import LATEST, read_alias
+from golden_distill.datasets.store.aliases import LATEST
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.integrity import TamperError
 from golden_distill.datasets.store.layout import SetLayout, SetRef, is_version, parse_version
@@ -115,30 +117,32 @@ def check_alias_target(
             "signed by another key, or without a sequence); ask for an exact version id to "
             "open it anyway"
         )
-    top = max(e.sequence for e in history.values())
-    newest = sorted((v for v, e in history.items() if e.sequence == top), key=parse_version)
+    newest = max(history, key=lambda v: (history[v].sequence, parse_version(v)))
+    top = history[newest].sequence
     if alias == LATEST:
         if entry.sequence < top:
             raise HistoryError(
-                f"{label} points at {version} (sequence {entry.sequence}) but {newest[-1]} "
+                f"{label} points at {version} (sequence {entry.sequence}) but {newest} "
                 f"(sequence {top}) is signed and newer: refusing a rollback of latest; ask for "
                 "an exact version id to open an older one"
             )
+        if version != newest:
+            raise HistoryError(
+                f"{label} points at {version}, a fork of the signed history: {newest} has the "
+                f"same sequence {top} and a newer id (the version a later publish made); ask for "
+                "an exact version id to open it anyway"
+            )
         return
-    head = read_alias(store, SetLayout(set_name), LATEST)
-    heads = [head] if head in history and history[head].sequence == top else newest
-    for start in heads:
-        chain, gap = _chain(history, start)
-        if version in chain:
-            return
-        if gap is not None and parse_version(version) <= parse_version(gap):
-            lowest = min(history[v].sequence for v in chain)
-            if entry.sequence < lowest:
-                return
+    chain, gap = _chain(history, newest)
+    if version in chain:
+        return
+    below_gap = gap is not None and parse_version(version) <= parse_version(gap)
+    if below_gap and entry.sequence < min(history[v].sequence for v in chain):
+        return  # below a deleted parent: nothing signed says it is off the chain
     raise HistoryError(
-        f"{label} points at {version}, which is not on the signed chain leading to "
-        f"{heads[-1]} (a fork, e.g. a staged or withdrawn version put back); ask for an exact "
-        "version id to open it anyway"
+        f"{label} points at {version}, which is not on the signed chain leading to {newest} "
+        "(a fork, e.g. a staged or withdrawn version put back); ask for an exact version id to "
+        "open it anyway"
     )
 
 
