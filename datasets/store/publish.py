@@ -237,8 +237,7 @@ def publish_version(
         )  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
-        for name in (MANIFEST_NAME, SIGNATURE_NAME):  # the manifest waiting beside it
-            staging.with_name(f"{staging.name}.{name}").unlink(missing_ok=True)
+        shutil.rmtree(staging.with_name(f"{staging.name}.manifest"), ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -376,19 +375,19 @@ def _publish_staged(
     mark_pending(store, layout, version, parent)  # the next writer repairs a crash from here
     if store.is_local:
         # The staging folder never holds the manifest, so moved into versions/ it is no version:
-        # manifest and signature wait beside it and follow the folder, the manifest last (the
-        # one step that makes the version visible).
-        beside = f"{layout.staging_dir}/{staging.name}"
-        store.write_atomic(f"{beside}.{MANIFEST_NAME}", manifest_bytes)
+        # manifest and signature wait in a folder beside it and follow it, the manifest last
+        # (the one step that makes the version visible).
+        beside = f"{layout.staging_dir}/{staging.name}.manifest"
+        store.write_atomic(f"{beside}/{MANIFEST_NAME}", manifest_bytes)
         if signature is not None:
-            store.write_atomic(f"{beside}.{SIGNATURE_NAME}", signature)
+            store.write_atomic(f"{beside}/{SIGNATURE_NAME}", signature)
         _pause("staged")
-        store.rename_dir(beside, layout.version_dir(version))
+        store.rename_dir(f"{layout.staging_dir}/{staging.name}", layout.version_dir(version))
         if signature is not None:
             store.rename_dir(
-                f"{beside}.{SIGNATURE_NAME}", layout.version_file(version, SIGNATURE_NAME)
+                f"{beside}/{SIGNATURE_NAME}", layout.version_file(version, SIGNATURE_NAME)
             )
-        store.rename_dir(f"{beside}.{MANIFEST_NAME}", layout.manifest(version))
+        store.rename_dir(f"{beside}/{MANIFEST_NAME}", layout.manifest(version))
     else:
         try:
             _upload(store, layout, version, staging, files, manifest_bytes, signature)

@@ -124,7 +124,8 @@ def staged_folder_moved_in(s: Signed) -> str:
     version = _killed_at_staged(s)
     layout = SetLayout(SET)
     staging = s.store.local_path(layout.staging_dir)
-    folder = next(p for p in staging.iterdir() if p.is_dir())
+    folder = next(p for p in staging.iterdir() if not p.name.endswith(".manifest"))
+    assert not (folder / MANIFEST_NAME).exists()  # the manifest waits beside, never inside
     os.rename(folder, s.store.local_path(layout.version_dir(version)))
     return f"{SET}@{version}"
 
@@ -136,11 +137,11 @@ def staged_fork_as_stable(s: Signed) -> str:
     later = publish_version(s.url, SET, cases=s.casegen.make_table(9, 300), signing_key=s.key)
     layout = SetLayout(SET)
     staging = s.store.local_path(layout.staging_dir)
-    folder = next(p for p in staging.iterdir() if p.is_dir())
+    folder = next(p for p in staging.iterdir() if not p.name.endswith(".manifest"))
     target = s.store.local_path(layout.version_dir(version))
     os.rename(folder, target)
     for name in (MANIFEST_NAME, SIGNATURE_NAME):
-        os.rename(staging / f"{folder.name}.{name}", target / name)
+        os.rename(staging / f"{folder.name}.manifest" / name, target / name)
     assert s.latest() == later.version
     assert verify_version(s.store, SET, version).ok  # its own signature is the publisher's
     s.store.write_atomic(layout.ref("stable"), f"{version}\n".encode())
