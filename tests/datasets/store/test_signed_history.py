@@ -332,3 +332,32 @@ def test_unsigned_store_keeps_working_and_still_refuses_unlisted_files(tmp_path,
 
 def test_history_error_is_a_tamper_error() -> None:
     assert issubclass(HistoryError, ManifestError)
+
+
+def test_rollback_and_unlisted_file_refused_on_every_store(target, casegen, tmp_path) -> None:
+    """The same refusals on S3 (moto server) as in a folder: latest rolled back by a plain
+    object write, and an unlisted case file uploaded next to the listed ones."""
+    key = Ed25519PrivateKey.generate()
+    pem = tmp_path / "publisher.pub.pem"
+    pem.write_bytes(public_key_pem(key))
+    kw = dict(**target.kwargs(), signing_key=key)
+    first = publish_version(target.url, SET, cases=casegen.make_table(6), **kw).version
+    second = publish_version(target.url, SET, cases=casegen.make_table(7, 40), **kw).version
+    store = StoreFS(target.url, target.storage_options)
+    layout = SetLayout(SET)
+    assert open_set(target.url, SET, **target.kwargs(), public_key=pem).version == second
+
+    store.write_atomic(layout.ref("latest"), f"{first}\n".encode())
+    with pytest.raises(HistoryError, match=f"{second} .*rollback of latest"):
+        open_set(target.url, SET, **target.kwargs(), public_key=pem)
+    verify = _cli("sets", "verify", f"{SET}@latest", *target.cli_args(), "--public-key", str(pem))
+    assert verify.exit_code == 1 and "rollback of latest" in verify.output
+    assert open_set(target.url, SET, **target.kwargs()).version == first  # unpinned: as before
+
+    store.write_atomic(layout.ref("latest"), f"{second}\n".encode())
+    extra = layout.version_file(second, "cases-0000.parquet")
+    store.write_atomic(extra, store.read_bytes(layout.version_file(first, "cases.parquet")))
+    with pytest.raises(ManifestError, match=r"not listed in the manifest: cases-0000\.parquet"):
+        open_set(target.url, SET, **target.kwargs(), public_key=pem)
+    verify = _cli("sets", "verify", f"{SET}@latest", *target.cli_args(), "--public-key", str(pem))
+    assert verify.exit_code == 1 and "cases-0000.parquet" in verify.output
