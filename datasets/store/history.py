@@ -15,7 +15,9 @@ both are covered by the signature. With a pinned key, resolving an alias checks 
 * any other alias (``stable``...) must point at a version on the chain that leads to ``latest``
   (followed through ``parent_version``; where gc or erasure deleted a parent, older versions
   below that gap are accepted, since nothing signed says otherwise);
-* a version asked for by its exact id is not checked here (its own signature still is).
+* a version asked for by its exact id is taken as asked (its own signature is still checked),
+  unless a signed manifest names it in ``erasure.withdrawn_versions``: a version an erasure
+  withdrew, put back from a backup, is refused however it is asked for.
 
 What it cannot see: an attacker who deletes the newer versions (and their objects) leaves a
 history whose top is older; nothing in the store can prove something is missing. A consumer that
@@ -47,6 +49,22 @@ class HistoryError(TamperError):
 class Entry:
     sequence: int
     parent: str | None
+    #: versions this manifest says an erasure withdrew (``erasure.withdrawn_versions``)
+    withdrawn: frozenset[str] = frozenset()
+
+
+def erased_versions(store: StoreFS, set_name: str) -> list[str]:
+    """Versions the set's erasure log says were removed: every publish records them in its
+    (signed) manifest, so a withdrawn version put back from a backup is refused."""
+    from golden_distill.datasets.store.erasure_log import read_log  # pyarrow-heavy: lazily
+
+    found = {
+        version
+        for entry in read_log(store, SetLayout(set_name))
+        for version in (entry.get("removed") or {})
+        if is_version(version)
+    }
+    return sorted(found, key=parse_version)
 
 
 def next_sequence(store: StoreFS, set_name: str, parent: str | None) -> int:
@@ -75,8 +93,13 @@ def signed_history(
         sequence, parent = manifest.get("sequence"), manifest.get("parent_version")
         if manifest.get("version") != version or manifest.get("set") != set_name:
             continue
+        withdrawn = (manifest.get("erasure") or {}).get("withdrawn_versions") or []
         if isinstance(sequence, int) and sequence > 0:
-            found[version] = Entry(sequence, parent if is_version(parent) else None)
+            found[version] = Entry(
+                sequence,
+                parent if is_version(parent) else None,
+                frozenset(v for v in withdrawn if is_version(v)),
+            )
     return found
 
 
@@ -109,6 +132,7 @@ def check_alias_target(
     history = signed_history(store, set_name, keys)
     if not history:
         return  # nothing signed with a sequence: load_version refuses what is unsigned
+    _refuse_withdrawn(history, set_name, version)
     label = f"{set_name}@{alias}"
     entry = history.get(version)
     if entry is None:
@@ -146,13 +170,34 @@ def check_alias_target(
     )
 
 
+def _refuse_withdrawn(history: dict[str, Entry], set_name: str, version: str) -> None:
+    for other, entry in history.items():
+        if version in entry.withdrawn:
+            raise HistoryError(
+                f"{set_name}@{version}: withdrawn by an erasure (the signed manifest of "
+                f"{set_name}@{other} says so); it was put back from a copy"
+            )
+
+
 def resolve_pinned(store: StoreFS, ref: SetRef, keys: Mapping[str, Ed25519PublicKey] | None) -> str:
     """``versions.resolve``, plus the history check when keys are pinned and ``ref`` names an
     alias (an exact version id is taken as asked)."""
     version = resolve(store, ref)
-    if keys and not ref.is_version:
-        check_alias_target(store, ref.set_name, ref.selector, version, keys)
+    if keys:
+        check_in_history(store, ref, version, keys)
     return version
+
+
+def check_in_history(
+    store: StoreFS, ref: SetRef, version: str, keys: Mapping[str, Ed25519PublicKey]
+) -> None:
+    """``HistoryError`` unless ``version`` (what ``ref`` resolved to) is where the signed
+    history allows: an alias per ``check_alias_target``; an exact id taken as asked unless a
+    signed erasure withdrew it."""
+    if not ref.is_version:
+        check_alias_target(store, ref.set_name, ref.selector, version, keys)
+    else:
+        _refuse_withdrawn(signed_history(store, ref.set_name, keys), ref.set_name, version)
 
 
 __all__ = [
@@ -160,6 +205,8 @@ __all__ = [
     "HistoryError",
     "SignatureError",
     "check_alias_target",
+    "check_in_history",
+    "erased_versions",
     "next_sequence",
     "resolve_pinned",
     "signed_history",

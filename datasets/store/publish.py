@@ -79,7 +79,7 @@ from golden_distill.datasets.store.erasure_log import (
 )
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.head import HeadMoved, clear_pending, mark_pending
-from golden_distill.datasets.store.history import next_sequence
+from golden_distill.datasets.store.history import erased_versions, next_sequence
 from golden_distill.datasets.store.integrity import seal_manifest
 from golden_distill.datasets.store.layout import (
     MANIFEST_NAME,
@@ -222,6 +222,8 @@ def publish_version(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     cases, erasure = _without_erased(store, layout, cases)  # an erased subject never comes back
+    if erasure is not None:  # signed: a withdrawn version put back is refused (history.py)
+        erasure["withdrawn_versions"] = erased_versions(store, set_name)
     timings["prepare"] = time.perf_counter() - started
 
     if store.is_local:

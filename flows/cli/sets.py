@@ -205,7 +205,7 @@ def verify_cmd(
     Example: `golden sets verify nightly@latest --public-key signer.pub.pem`
     """
     # heavy: loaded when the command runs, not for `golden --help`
-    from golden_distill.datasets.store.history import HistoryError, check_alias_target
+    from golden_distill.datasets.store.history import HistoryError, check_in_history
     from golden_distill.datasets.store.verify import verify_version
     from golden_distill.datasets.store.versions import resolve
 
@@ -214,9 +214,9 @@ def verify_cmd(
     parsed = guard(lambda: parse_ref(ref))
     version = guard(lambda: resolve(fs, parsed))
     history: list[str] = []
-    if keys and not parsed.is_version:  # an alias must point into the signed history
+    if keys:  # an alias must point into the signed history; no withdrawn version is back
         try:
-            check_alias_target(fs, parsed.set_name, parsed.selector, version, keys)
+            check_in_history(fs, parsed, version, keys)
         except HistoryError as exc:
             history.append(str(exc))
     report = guard(

@@ -361,3 +361,57 @@ def test_rollback_and_unlisted_file_refused_on_every_store(target, casegen, tmp_
         open_set(target.url, SET, **target.kwargs(), public_key=pem)
     verify = _cli("sets", "verify", f"{SET}@latest", *target.cli_args(), "--public-key", str(pem))
     assert verify.exit_code == 1 and "cases-0000.parquet" in verify.output
+
+
+def test_a_version_withdrawn_by_erasure_and_put_back_is_refused(signed: Signed, tmp_path) -> None:
+    """`golden erase` withdraws the versions holding the subject; the next signed manifest
+    names them, so a copy restored from a backup opens for no pinned reader, even by id."""
+    import shutil
+    from dataclasses import replace
+
+    from golden_distill.flows.config import load_pipeline_config
+    from golden_distill.redaction.key_rules import RuleMatcher
+    from golden_distill.redaction.pseudonym import key_pseudonym
+
+    pseudonym_key = "history-test-pseudonym-key-0123456789abcdef0123"
+    rule = RuleMatcher(load_pipeline_config(None).redaction).match(("user_id",))
+    user = key_pseudonym("mia_li_3650", rule.key_type, pseudonym_key.encode(), rule.prefix)
+    cases = [signed.casegen.build_case(i) for i in range(700, 710)]
+    cases[3] = replace(cases[3], user_id=user)
+    held = publish_version(
+        signed.url, SET, cases=signed.casegen.cases_table(cases), signing_key=signed.key
+    ).version
+    backup = tmp_path / "backup"
+    shutil.copytree(signed.store.local_path(SetLayout(SET).version_dir(held)), backup)
+
+    key_file = tmp_path / "signer.pem"
+    key_file.write_bytes(
+        signed.key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    env = {"GOLDEN_PSEUDONYM_KEY": pseudonym_key, SIGNING_KEY_ENV: str(key_file)}
+    done = _cli("erase", "--set", SET, "--subject", "user_id=mia_li_3650", "--store", signed.url,
+                env=env)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    new = signed.latest()
+    assert new != held
+    assert held in read_manifest(signed.store, SET, new)["erasure"]["withdrawn_versions"]
+
+    shutil.copytree(backup, signed.store.local_path(SetLayout(SET).version_dir(held)))
+    assert verify_version(signed.store, SET, held).ok  # its own signature is still good
+    with pytest.raises(HistoryError, match=f"{held}: withdrawn by an erasure"):
+        open_set(signed.url, f"{SET}@{held}", public_key=signed.pem)
+    signed.store.write_atomic(SetLayout(SET).ref("stable"), f"{held}\n".encode())
+    with pytest.raises(HistoryError, match="withdrawn by an erasure"):
+        open_set(signed.url, f"{SET}@stable", public_key=signed.pem)
+    for ref in (f"{SET}@{held}", f"{SET}@stable"):
+        cli = _cli("export", ref, "--store", signed.url, "--format", "chat-jsonl",
+                   "--out", str(tmp_path / "x"), "--public-key", str(signed.pem))  # fmt: skip
+        assert cli.exit_code == 2 and "withdrawn by an erasure" in cli.output
+    verify = _cli("sets", "verify", f"{SET}@{held}", "--store", signed.url,
+                  "--public-key", str(signed.pem))  # fmt: skip
+    assert verify.exit_code == 1 and "withdrawn by an erasure" in verify.output
+    assert open_set(signed.url, f"{SET}@latest", public_key=signed.pem).version == new
