@@ -135,7 +135,10 @@ def show_cmd(
         lambda: describe_signature(fs, parsed.set_name, version, trusted_keys(public_key))
     )
     counts = manifest["counts"]
-    typer.echo(f"{parsed.set_name}@{version}  (parent {manifest.get('parent_version')})")
+    typer.echo(
+        f"{parsed.set_name}@{version}  (parent {manifest.get('parent_version')}, "
+        f"sequence {manifest.get('sequence')})"
+    )
     typer.echo(f"signature      {signature}")
     typer.echo(f"created_at     {manifest['created_at']}")
     typer.echo(f"code_version   {manifest.get('code_version')}")
