@@ -12,8 +12,10 @@ for case in golden.cases(funnel="recovery"):
 ```
 
 Opening checks the manifest first (``store/integrity.py``): its signature when a public key is
-given or the store holds ``trusted_keys/``, plain file names, a cases entry, the content hash and
-the counts. Every file is checked against the manifest's size and sha256 as it is read
+pinned (``public_key=`` or ``GOLDEN_PUBLIC_KEY``; it replaces the store's ``trusted_keys/``) or the
+store holds ``trusted_keys/``, that an alias points into the signed history (``store/history.py``),
+plain file names, no unlisted file, a cases entry, the content hash and the counts. Every file
+is checked against the manifest's size and sha256 as it is read
 (``verify=False`` skips the file hashes, for a fast random fetch of one case from a large remote
 set), and a cases file must hold the rows its entry says; ``len()`` counts the files' rows.
 Lookups use the same canonical JSON and volatile keys as ingest (taken from the config recorded
@@ -35,23 +37,30 @@ import pyarrow.parquet as pq
 from golden_distill.datasets.case import Case, Step
 from golden_distill.datasets.schema import GOLDEN_SCHEMA, conform_table
 from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.datasets.store.history import HistoryError, resolve_pinned
 from golden_distill.datasets.store.integrity import TamperError, load_version
 from golden_distill.datasets.store.layout import CLUSTERS_NAME, REPORT_NAME, SetLayout, parse_ref
 from golden_distill.datasets.store.manifest import volatile_keys_of
 from golden_distill.datasets.store.order import OrderDiff, compare_order, observed_order
 from golden_distill.datasets.store.replay import RecordedCall, ReplayIndex, ReplayMiss, make_call
-from golden_distill.datasets.store.signing import PublicKeys, SignatureError, public_keys_from
+from golden_distill.datasets.store.signing import (
+    PublicKeys,
+    SignatureError,
+    pinned_keys,
+    public_keys_from,
+)
 from golden_distill.datasets.store.verify import (
     ChecksumError,
     check_rows,
     describe_file,
     read_verified_bytes,
 )
-from golden_distill.datasets.store.versions import VersionNotFound, resolve
+from golden_distill.datasets.store.versions import VersionNotFound
 
 __all__ = [
     "ChecksumError",
     "GoldenSet",
+    "HistoryError",
     "OrderDiff",
     "RecordedCall",
     "ReplayCase",
@@ -137,6 +146,9 @@ class GoldenSet:
         checked = load_version(store, set_name, version, public_keys=public_keys_from(public_keys))
         self.manifest: dict[str, Any] = checked.manifest
         self.signed_by = checked.signed_by  # the verified signer's key id, if checked
+        #: the version's place in the set's signed history (None: published before sequences);
+        #: a consumer can remember the highest it saw to notice newer versions deleted later
+        self.sequence: int | None = self.manifest.get("sequence")
         self.volatile_keys = volatile_keys_of(self.manifest)
         self._parquet: dict[str, pq.ParquetFile] = {}
         self._bounds: dict[str, list[tuple[str, str]] | None] = {}
@@ -279,11 +291,14 @@ def open_set(
 ) -> GoldenSet:
     """Open ``name@version`` or ``name@alias`` (``name`` alone: ``name@latest``).
 
-    ``public_key`` (a PEM file path, PEM bytes, a key, or several): the version must be signed by
-    one of them. None: the store's ``trusted_keys/`` are required when it has any.
+    ``public_key`` (a PEM file path, PEM bytes, a key, or several), else ``GOLDEN_PUBLIC_KEY``
+    (PEM text or a path): the version must be signed by one of them, whatever the store's
+    ``trusted_keys/`` hold, and an alias must point into the signed history (``HistoryError``
+    on a rollback of ``latest`` or a fork; an exact version id is taken as asked). Neither
+    given: the store's ``trusted_keys/`` are required when it has any.
     Raises ``TamperError``/``SignatureError`` (naming the version and the problem) on damage."""
     fs = StoreFS(store, storage_options)
     parsed = parse_ref(ref)
-    return GoldenSet(
-        fs, parsed.set_name, resolve(fs, parsed), verify=verify, public_keys=public_key
-    )
+    keys = pinned_keys(public_key)
+    version = resolve_pinned(fs, parsed, keys)
+    return GoldenSet(fs, parsed.set_name, version, verify=verify, public_keys=keys)

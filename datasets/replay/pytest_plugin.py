@@ -1,14 +1,17 @@
 """pytest plugin (entry point ``pytest11``): a golden set as parametrised regression tests.
 
     pytest --golden-store ./golden-store --golden-set nightly@2026.12.01.1 \
-        [--golden-funnel recovery] [--golden-split regression] [--golden-gate configs/gate.yaml]
+        [--golden-funnel recovery] [--golden-split regression] [--golden-gate configs/gate.yaml] \
+        [--golden-public-key signer.pub.pem]
 
 A test that takes the ``golden_case`` fixture runs once per case of the set (test ids are case
 ids). ``golden_replay(agent, golden_case)`` replays that case and fails the test with the diff
 lines when a P0 or P1 line of the gate (``--golden-gate``, default the shipped ``gate.yaml``) is
 crossed; it returns the ``CaseRun`` for further assertions. Without ``--golden-set`` such tests
-are skipped with the reason. Imports stay lazy: loading the plugin costs nothing for projects
-that do not use it.
+are skipped with the reason. With ``--golden-public-key`` (or ``GOLDEN_PUBLIC_KEY``) the set
+must be signed by that key (the store's ``trusted_keys/`` do not count) and an alias must point
+into the signed history; otherwise the run stops with a usage error naming the problem. Imports
+stay lazy: loading the plugin costs nothing for projects that do not use it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--golden-funnel", default=None, help="Only the cases of this funnel.")
     group.addoption("--golden-split", default=None, help="Only dev, regression or holdout.")
     group.addoption("--golden-gate", default=None, help="Gate config (default: gate.yaml).")
+    group.addoption(
+        "--golden-public-key",
+        action="append",
+        default=None,
+        help="Ed25519 public key (PEM file) the set must be signed by; repeatable. "
+        "Default: GOLDEN_PUBLIC_KEY.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -43,12 +53,19 @@ def _golden(config: pytest.Config) -> Any:
     if _SET_KEY not in config.stash:
         # loaded only when a golden option is given: pytest imports this plugin in every run
         from golden_distill.datasets.reader import open_set
+        from golden_distill.datasets.store.manifest import ManifestError
+        from golden_distill.datasets.store.verify import ChecksumError
+        from golden_distill.datasets.store.versions import VersionNotFound
 
         store = config.getoption("--golden-store")
         ref = config.getoption("--golden-set")
         if not store:
             raise pytest.UsageError("--golden-set needs --golden-store")
-        config.stash[_SET_KEY] = open_set(store, ref)
+        keys = config.getoption("--golden-public-key")
+        try:
+            config.stash[_SET_KEY] = open_set(store, ref, public_key=keys)
+        except (ManifestError, ChecksumError, VersionNotFound) as exc:
+            raise pytest.UsageError(f"golden set refused: {exc}") from None
     return config.stash[_SET_KEY]
 
 

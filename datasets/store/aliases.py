@@ -3,7 +3,8 @@
 A ref is a small text object ``<set>/refs/<alias>`` holding the version id and a newline, so any
 reader can follow it with a plain file read. Moving one is a single atomic replace done as a
 compare-and-swap (see ``fs.StoreFS.update``): ``latest`` only ever moves forward, even when two
-publishers finish in the opposite order of their version ids.
+publishers finish in the opposite order of their version ids, and ``promote_alias`` refuses to
+move any alias backwards unless forced.
 """
 
 from __future__ import annotations
@@ -77,6 +78,32 @@ def move_alias(
 
     old, new = store.update(layout.ref(alias), change)
     return _decode(old), _decode(new)
+
+
+class AliasBackwards(ValueError):
+    """Moving an alias to an older version than it points at, without ``force``."""
+
+
+def promote_alias(
+    store: StoreFS, layout: SetLayout, alias: str, version: str, *, force: bool = False
+) -> tuple[str | None, str | None]:
+    """Point ``alias`` at ``version`` as a deliberate act (``golden sets promote``): refused
+    when that moves it to an older version id (a rollback) unless ``force``; the move is a
+    compare-and-swap on what was read, so a publish landing meanwhile is not overwritten.
+    The caller holds the set's lock (``set_lock.py``)."""
+    current = read_alias(store, layout, alias)
+    if current is not None and parse_version(version) < parse_version(current) and not force:
+        raise AliasBackwards(
+            f"{layout.set_name}@{alias} points at {current}, newer than {version}: refusing to "
+            "move it backwards (pass --force to roll back on purpose; readers that pin a public "
+            "key refuse a latest that is not the newest signed version)"
+        )
+    old, new = move_alias(store, layout, alias, version, expect=current)
+    if new != version:
+        raise AliasBackwards(
+            f"{layout.set_name}@{alias} moved from {current} to {new} meanwhile; nothing changed"
+        )
+    return old, new
 
 
 def remove_alias(store: StoreFS, layout: SetLayout, alias: str) -> None:

@@ -10,6 +10,11 @@ What is checked here, before any case file is read:
   path; locally no symlink leading out of the folder); roles are known; names are unique;
 * there is a cases entry; ``content_sha256`` re-derived from the entries matches; the config
   matches ``config_sha256``; ``counts.cases`` equals the cases entries' ``rows``;
+* the version folder holds nothing the manifest does not list (besides the manifest and its
+  signature): a file slipped in next to the listed ones would be read by a glob
+  (``cases-*.parquet``) although no signature covers it;
+* ``sequence``, when present, is a positive integer and ``parent_version`` an older version id
+  (the set's history, ``history.py``);
 * the seal (``manifest_sha256``, a hash of the manifest without it) matches when present: it
   catches a hand edit of any field of an unsigned manifest (key id, lineage...). A seal can be
   recomputed by whoever edits the manifest; only a signature defends against that.
@@ -31,6 +36,8 @@ from golden_distill.datasets.store.layout import (
     LayoutError,
     SetLayout,
     check_file_name,
+    is_version,
+    parse_version,
 )
 from golden_distill.datasets.store.manifest import (
     ManifestError,
@@ -113,10 +120,30 @@ def check_manifest_body(manifest: dict[str, Any], label: str) -> None:
     if not isinstance(counts, dict) or counts.get("cases") != rows:
         claimed = counts.get("cases") if isinstance(counts, dict) else None
         raise _fail(label, f"counts.cases is {claimed!r} but the cases files hold {rows} rows")
+    sequence = manifest.get("sequence")
+    if sequence is not None and (not isinstance(sequence, int) or sequence < 1):
+        raise _fail(label, f"sequence {sequence!r} is not a positive integer")
+    parent = manifest.get("parent_version")
+    if parent is not None and not (
+        is_version(parent) and parse_version(parent) < parse_version(str(manifest.get("version")))
+    ):
+        raise _fail(label, f"parent_version {parent!r} is not an older version id")
     if SEAL_KEY in manifest:
         body = {k: v for k, v in manifest.items() if k != SEAL_KEY}
         if json_sha256(body) != manifest[SEAL_KEY]:
             raise _fail(label, "manifest edited: its fields do not match manifest_sha256")
+
+
+def _check_listed_only(
+    store: StoreFS, layout: SetLayout, version: str, manifest: dict[str, Any], label: str
+) -> None:
+    """Every file in the version folder is listed in the manifest (or is the manifest or its
+    signature); anything else was put there after publishing."""
+    allowed = {f["name"] for f in manifest["files"]} | {MANIFEST_NAME, SIGNATURE_NAME}
+    extra = [n for n in store.list_names(layout.version_dir(version)) if n not in allowed]
+    if extra:
+        shown = ", ".join(sorted(extra)[:5])
+        raise _fail(label, f"file(s) not listed in the manifest: {shown} (added after publishing)")
 
 
 def _check_no_escape(store: StoreFS, layout: SetLayout, version: str, label: str) -> None:
@@ -170,6 +197,7 @@ def load_version(
             raise SignatureError(f"{label}: unsigned, but a signature by a trusted key is required")
         signed_by = verify_signature(data, signature, keys, label)
     check_manifest_body(manifest, label)
+    _check_listed_only(store, layout, version, manifest, label)
     _check_no_escape(store, layout, version, label)
     return CheckedVersion(set_name, version, manifest, signed_by, claimed)
 

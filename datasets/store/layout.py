@@ -8,6 +8,7 @@
 <store>/<set>/refs/<alias>                            text: the version id, e.g. 2026.11.29.1
 <store>/<set>/_claims/<version>                       create-if-absent: who allocated the id
 <store>/<set>/_staging/<token>/                       local stores: built here, then renamed
+<store>/<set>/_staging/<token>.manifest/              its manifest (+ signature), moved in last
 ```
 
 Underscore folders are bookkeeping; a reader needs only ``versions/`` and ``refs/``.

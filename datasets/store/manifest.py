@@ -120,7 +120,10 @@ def build_manifest(
     replay_check: dict[str, Any],
     layout: dict[str, Any],
     created_at: datetime | None = None,
+    sequence: int | None = None,
 ) -> dict[str, Any]:
+    """The manifest. ``parent_version`` and ``sequence`` (the parent's + 1) are the version's
+    place in the set's signed history (``history.py``)."""
     config_sha = fields.config_sha256
     if config_sha is None and fields.config is not None:
         config_sha = json_sha256(fields.config)
@@ -130,6 +133,7 @@ def build_manifest(
         "set": set_name,
         "version": version,
         "parent_version": parent_version,
+        "sequence": sequence,
         "created_at": (created_at or datetime.now(UTC)).isoformat(timespec="milliseconds"),
         "counts": counts,
         "files": files,

@@ -8,7 +8,9 @@
    (``latest``): the same content is reported as a duplicate instead of published again
    (``force`` publishes anyway).
 3. A version id is claimed (only-if-absent), the manifest written, and the version made visible:
-   a local store renames the staging folder to ``versions/<id>`` (one step); an object store
+   a local store renames the staging folder to ``versions/<id>``, then moves the manifest that
+   waited beside it in (the step that makes it visible: a staging folder never holds a
+   manifest, so one moved into ``versions/`` by hand is no version); an object store
    uploads the data files, re-reads and checks them, then writes ``manifest.json`` last (only-if-
    absent): until the manifest exists the version does not count anywhere.
 4. ``latest`` moves forward (compare-and-swap). If that fails, the version is made invisible
@@ -77,6 +79,7 @@ from golden_distill.datasets.store.erasure_log import (
 )
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.head import HeadMoved, clear_pending, mark_pending
+from golden_distill.datasets.store.history import erased_versions, next_sequence
 from golden_distill.datasets.store.integrity import seal_manifest
 from golden_distill.datasets.store.layout import (
     MANIFEST_NAME,
@@ -219,6 +222,8 @@ def publish_version(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     cases, erasure = _without_erased(store, layout, cases)  # an erased subject never comes back
+    if erasure is not None:  # signed: a withdrawn version put back is refused (history.py)
+        erasure["withdrawn_versions"] = erased_versions(store, set_name)
     timings["prepare"] = time.perf_counter() - started
 
     if store.is_local:
@@ -234,6 +239,7 @@ def publish_version(
         )  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
+        shutil.rmtree(staging.with_name(f"{staging.name}.manifest"), ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -344,6 +350,7 @@ def _publish_staged(
     if expected_parent is not ANY and parent != expected_parent:
         raise HeadMoved(layout.set_name, expected_parent, parent)  # type: ignore[arg-type]
     version = allocate_version(store, layout.set_name)
+    sequence = next_sequence(store, layout.set_name, parent)  # its place in the signed history
     _pause("claimed")
     manifest = build_manifest(
         set_name=layout.set_name,
@@ -353,6 +360,7 @@ def _publish_staged(
         counts=counts,
         fields=fields,
         replay_check=check.summary(),
+        sequence=sequence,
         layout={
             "sorted_by": "case_id",
             "row_group_rows": cfg.row_group_rows,
@@ -368,13 +376,20 @@ def _publish_staged(
     mark = time.perf_counter()
     mark_pending(store, layout, version, parent)  # the next writer repairs a crash from here
     if store.is_local:
-        (staging / MANIFEST_NAME).write_bytes(manifest_bytes)
+        # The staging folder never holds the manifest, so moved into versions/ it is no version:
+        # manifest and signature wait in a folder beside it and follow it, the manifest last
+        # (the one step that makes the version visible).
+        beside = f"{layout.staging_dir}/{staging.name}.manifest"
+        store.write_atomic(f"{beside}/{MANIFEST_NAME}", manifest_bytes)
         if signature is not None:
-            (staging / SIGNATURE_NAME).write_bytes(signature)
+            store.write_atomic(f"{beside}/{SIGNATURE_NAME}", signature)
         _pause("staged")
-        store.rename_dir(
-            f"{layout.staging_dir}/{staging.name}", layout.version_dir(version)
-        )  # the one step that makes the version visible
+        store.rename_dir(f"{layout.staging_dir}/{staging.name}", layout.version_dir(version))
+        if signature is not None:
+            store.rename_dir(
+                f"{beside}/{SIGNATURE_NAME}", layout.version_file(version, SIGNATURE_NAME)
+            )
+        store.rename_dir(f"{beside}/{MANIFEST_NAME}", layout.manifest(version))
     else:
         try:
             _upload(store, layout, version, staging, files, manifest_bytes, signature)

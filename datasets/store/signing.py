@@ -33,6 +33,9 @@ from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.manifest import ManifestError
 
 SIGNING_KEY_ENV = "GOLDEN_SIGNING_KEY"
+#: The consumer's pinned public key (PEM text or the path of a PEM file): used by every reader
+#: entry point when no key is passed explicitly, and always instead of ``trusted_keys/``.
+PUBLIC_KEY_ENV = "GOLDEN_PUBLIC_KEY"
 SIGNATURE_NAME = "manifest.sig"
 TRUSTED_KEYS_DIR = "trusted_keys"
 SIGNATURE_FORMAT = "golden-manifest-sig/1"
@@ -92,6 +95,8 @@ def public_keys_from(value: PublicKeys | None) -> dict[str, Ed25519PublicKey] | 
     """Normalise what a caller passed into ``{key_id: key}``; None when nothing was passed."""
     if value is None:
         return None
+    if isinstance(value, Mapping):  # already normalised ({key_id: key})
+        return dict(value)
     items = [value] if isinstance(value, Ed25519PublicKey | bytes | str | Path) else list(value)
     keys: dict[str, Ed25519PublicKey] = {}
     for item in items:
@@ -108,6 +113,23 @@ def public_keys_from(value: PublicKeys | None) -> dict[str, Ed25519PublicKey] | 
             key = load_public_key(data, f"public key {item}")
         keys[public_key_id(key)] = key
     return keys
+
+
+def pinned_keys(
+    value: PublicKeys | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, Ed25519PublicKey] | None:
+    """The keys a consumer pinned: ``value`` when given, else ``GOLDEN_PUBLIC_KEY`` (PEM text or
+    a path), else None (the store's ``trusted_keys/`` apply). A pinned key always replaces
+    ``trusted_keys/``: whoever can write the store can add a key there, not to the consumer."""
+    if value is not None and not (isinstance(value, list | tuple) and not value):
+        return public_keys_from(value)
+    env = os.environ if environ is None else environ
+    text = (env.get(PUBLIC_KEY_ENV) or "").strip()
+    if not text:
+        return None
+    if "-----BEGIN" in text:
+        return public_keys_from(text)
+    return public_keys_from(Path(text))
 
 
 def signing_key_from_env(

@@ -7,7 +7,15 @@ from typing import Annotated, Any
 
 import typer
 
-from golden_distill.flows.cli.store_access import OptionsOpt, StoreOpt, guard, open_ref, open_store
+from golden_distill.flows.cli.store_access import (
+    OptionsOpt,
+    PublicKeyOpt,
+    StoreOpt,
+    guard,
+    open_ref,
+    open_store,
+    trusted_keys,
+)
 
 REPLAY_HELP = """Replay a golden set against a new agent version and gate the release.
 
@@ -16,6 +24,10 @@ frozen at the recorded time and randomness is seeded per case. Writes
 `OUT/regression_diff_result.parquet`, `OUT/run_summary.json` and `OUT/report.html`.
 
 Exit code: 0 the gate passes (warnings included), 1 it fails, 2 a usage or data error.
+
+With `--public-key FILE` (or `GOLDEN_PUBLIC_KEY`) the version must be signed by that key,
+whatever the store's `trusted_keys/` hold, and `latest` must not have been rolled back: an
+unsigned, re-signed or edited version is refused with exit code 2 before any case is replayed.
 
 Example:
 
@@ -33,6 +45,8 @@ EXPORT_HELP = """Export a golden set for other replay tools, one JSONL file per 
 `--format chronicle`: agent-chronicle 1.x tool envelopes (load them with
 `agentplane_primitives.models.Envelope` and replay with `chronicle.replay(envelopes)`).
 `--format chat-jsonl`: OpenAI-style transcripts with tool calls (the chat adapter reads them).
+
+`--public-key FILE` (or `GOLDEN_PUBLIC_KEY`): refuse a version not signed by that key.
 
 Example:
 
@@ -70,6 +84,7 @@ def replay_cmd(
         str | None,
         typer.Option("--split", help="Only the cases of this split: dev, regression or holdout."),
     ] = None,
+    public_key: PublicKeyOpt = None,
 ) -> None:
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.replay.config import SHIPPED_GATE, load_replay_config
@@ -87,7 +102,8 @@ def replay_cmd(
         load_agent(agent)
     except AgentSpecError as exc:
         _usage(str(exc))
-    golden = guard(lambda: open_ref(fs, ref))
+    keys = trusted_keys(public_key)
+    golden = guard(lambda: open_ref(fs, ref, public_key=keys))
     total = _count(golden, funnel, split)
     baseline = f"{golden.name}@{golden.version}"
 
@@ -152,6 +168,7 @@ def export_cmd(
     store: StoreOpt = None,
     storage_options: OptionsOpt = None,
     funnel: FunnelOpt = None,
+    public_key: PublicKeyOpt = None,
 ) -> None:
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.replay.export import FORMATS, export_cases
@@ -159,7 +176,8 @@ def export_cmd(
     if fmt not in FORMATS:
         _usage(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
     fs = open_store(store, storage_options, None)
-    golden = guard(lambda: open_ref(fs, ref))
+    keys = trusted_keys(public_key)
+    golden = guard(lambda: open_ref(fs, ref, public_key=keys))
     written = guard(lambda: sum(1 for _ in export_cases(golden.cases(funnel=funnel), fmt, out)))
     typer.echo(f"{golden.name}@{golden.version}: {written} cases written to {out} ({fmt})")
 

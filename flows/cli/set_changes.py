@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from golden_distill.datasets.store.aliases import move_alias
+from golden_distill.datasets.store.aliases import promote_alias
 from golden_distill.datasets.store.layout import SetLayout, check_alias, parse_ref
+from golden_distill.datasets.store.set_lock import set_lock
 from golden_distill.flows.cli.store_access import (
     ConfigOpt,
     OptionsOpt,
@@ -18,6 +19,7 @@ from golden_distill.flows.cli.store_access import (
     open_ref,
     open_store,
     publish_config,
+    resolve_ref,
     trusted_keys,
 )
 
@@ -37,9 +39,14 @@ def promote_cmd(
         ),
     ] = None,
     public_key: PublicKeyOpt = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Allow moving the alias to an older version.")
+    ] = False,
 ) -> None:
-    """Point an alias at a version (atomically). The version must be published and verify
-    (signature included, when a public key is given or the store has trusted_keys/).
+    """Point an alias at a version (atomically, holding the set's lock). The version must be
+    published and verify (signature included, when a public key is given or the store has
+    trusted_keys/). Moving an alias to an older version than it points at is refused without
+    `--force`.
 
     Example: `golden sets promote nightly@2026.11.29.1 stable --min-trust oracle`
     """
@@ -50,13 +57,12 @@ def promote_cmd(
         raise typer.BadParameter(f"one of {', '.join(RANK)}", param_hint="--min-trust")
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.verify import verify_version
-    from golden_distill.datasets.store.versions import resolve
 
     fs = open_store(store, storage_options, config)
     parsed = guard(lambda: parse_ref(ref))
     guard(lambda: check_alias(alias))
-    version = guard(lambda: resolve(fs, parsed))
     keys = trusted_keys(public_key)
+    version = guard(lambda: resolve_ref(fs, ref, keys)[1])
     report = guard(
         lambda: verify_version(fs, parsed.set_name, version, replay=False, public_keys=keys)
     )
@@ -75,7 +81,12 @@ def promote_cmd(
                 err=True,
             )
             raise typer.Exit(1)
-    old, new = guard(lambda: move_alias(fs, SetLayout(parsed.set_name), alias, version))
+
+    def move() -> tuple[str | None, str | None]:
+        with set_lock(fs, parsed.set_name, "promote").hold():
+            return promote_alias(fs, SetLayout(parsed.set_name), alias, version, force=force)
+
+    old, new = guard(move)
     typer.echo(f"{parsed.set_name}@{alias}: {old or '(none)'} -> {new}")
 
 

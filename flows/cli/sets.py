@@ -135,7 +135,10 @@ def show_cmd(
         lambda: describe_signature(fs, parsed.set_name, version, trusted_keys(public_key))
     )
     counts = manifest["counts"]
-    typer.echo(f"{parsed.set_name}@{version}  (parent {manifest.get('parent_version')})")
+    typer.echo(
+        f"{parsed.set_name}@{version}  (parent {manifest.get('parent_version')}, "
+        f"sequence {manifest.get('sequence')})"
+    )
     typer.echo(f"signature      {signature}")
     typer.echo(f"created_at     {manifest['created_at']}")
     typer.echo(f"code_version   {manifest.get('code_version')}")
@@ -198,24 +201,33 @@ def verify_cmd(
     """Check the signature and the manifest, recompute every checksum, row count and count, and
     run the replay check; exit 1 on any problem.
 
-    Each problem is printed naming the version and the file. With `--public-key FILE` (or a
-    store holding `trusted_keys/`) an unsigned version or any edit is refused.
+    Each problem is printed naming the version and the file. With `--public-key FILE` (or
+    `GOLDEN_PUBLIC_KEY`, or a store holding `trusted_keys/`) an unsigned version or any edit is
+    refused; with a pinned key an alias pointing outside the signed history (a rollback of
+    `latest`, a fork) fails too. A file in the version folder the manifest does not list fails.
     Example: `golden sets verify nightly@latest --public-key signer.pub.pem`
     """
     # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.datasets.store.history import HistoryError, check_in_history
     from golden_distill.datasets.store.verify import verify_version
     from golden_distill.datasets.store.versions import resolve
 
     fs = open_store(store, storage_options, config)
+    keys = trusted_keys(public_key)
     parsed = guard(lambda: parse_ref(ref))
     version = guard(lambda: resolve(fs, parsed))
-    keys = trusted_keys(public_key)
+    history: list[str] = []
+    if keys:  # an alias must point into the signed history; no withdrawn version is back
+        try:
+            check_in_history(fs, parsed, version, keys)
+        except HistoryError as exc:
+            history.append(str(exc))
     report = guard(
         lambda: verify_version(fs, parsed.set_name, version, replay=replay, public_keys=keys)
     )
-    for line in report.lines():
+    for line in history + report.lines():
         typer.echo(f"FAIL {line}", err=True)
-    if not report.ok:
+    if history or not report.ok:
         raise typer.Exit(1)
     summary = report.replay_check.summary() if report.replay_check else {}
     typer.echo(

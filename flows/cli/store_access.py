@@ -39,8 +39,10 @@ PublicKeyOpt = Annotated[
     list[Path] | None,
     typer.Option(
         "--public-key",
-        help="Ed25519 public key (PEM) the version must be signed by; repeatable. "
-        "Default: the store's trusted_keys/ (none there: signatures are not required).",
+        help="Ed25519 public key (PEM) the version must be signed by; repeatable. Default: "
+        "GOLDEN_PUBLIC_KEY (PEM text or a path), else the store's trusted_keys/ (none there: "
+        "signatures are not required). A pinned key replaces trusted_keys/ and makes an alias "
+        "that points outside the signed history (rollback of latest, fork) an error.",
     ),
 ]
 
@@ -71,11 +73,15 @@ def open_store(store: str | None, options: str | None, config: Path | None) -> A
 def guard(action: Callable[[], T]) -> T:
     """Run ``action``; expected errors become one clear line and exit code 2."""
     # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.datasets.store.aliases import AliasBackwards
     from golden_distill.datasets.store.manifest import ManifestError
+    from golden_distill.datasets.store.set_lock import SetLocked
     from golden_distill.datasets.store.verify import ChecksumError
     from golden_distill.datasets.store.versions import VersionNotFound
 
     expected = (
+        AliasBackwards,
+        SetLocked,
         ConfigError,
         StoreError,
         LayoutError,
@@ -93,21 +99,35 @@ def guard(action: Callable[[], T]) -> T:
         raise typer.Exit(2) from None
 
 
-def open_ref(
-    store: Any, ref: str, verify: bool = True, public_key: list[Path] | None = None
-) -> Any:
+def open_ref(store: Any, ref: str, verify: bool = True, public_key: Any = None) -> Any:
+    """The version ``ref`` names, opened and checked; ``public_key``: paths from
+    `--public-key`, keys from ``trusted_keys()``, or None (``GOLDEN_PUBLIC_KEY``, else the
+    store's ``trusted_keys/``)."""
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.reader import GoldenSet
-    from golden_distill.datasets.store.versions import resolve
+    from golden_distill.datasets.store.history import resolve_pinned
+    from golden_distill.datasets.store.signing import pinned_keys
 
     parsed = parse_ref(ref)
-    return GoldenSet(
-        store, parsed.set_name, resolve(store, parsed), verify=verify, public_keys=public_key
-    )
+    keys = pinned_keys(public_key or None)
+    version = resolve_pinned(store, parsed, keys)
+    return GoldenSet(store, parsed.set_name, version, verify=verify, public_keys=keys)
+
+
+def resolve_ref(store: Any, ref: str, keys: Any) -> tuple[str, str]:
+    """(set name, version) of ``ref``, checked against the signed history when keys are
+    pinned (``history.resolve_pinned``)."""
+    # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.datasets.store.history import resolve_pinned
+
+    parsed = parse_ref(ref)
+    return parsed.set_name, resolve_pinned(store, parsed, keys)
 
 
 def trusted_keys(public_key: list[Path] | None) -> Any:
+    """The pinned keys: `--public-key` files, else ``GOLDEN_PUBLIC_KEY``, else None (the
+    store's ``trusted_keys/`` apply)."""
     # heavy: loaded when the command runs, not for `golden --help`
-    from golden_distill.datasets.store.signing import public_keys_from
+    from golden_distill.datasets.store.signing import pinned_keys
 
-    return guard(lambda: public_keys_from(public_key or None))
+    return guard(lambda: pinned_keys(public_key or None))

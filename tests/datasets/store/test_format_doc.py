@@ -32,6 +32,8 @@ def test_duckdb_queries_in_the_doc_read_a_version(published):
     sql = _blocks("sql")[0].replace(DOC_VERSION, result.version)
     statements = [s for s in sql.split(";") if s.strip()]
     con = duckdb.connect()
+    con.execute(statements[0])  # the manifest's list of cases files
+    statements = statements[1:]
     recovery = con.execute(statements[0]).fetchall()
     expected = result.manifest["counts"]["per_funnel"]["recovery"]
     assert len(recovery) == min(10, expected)
@@ -63,3 +65,20 @@ def test_polars_snippet_in_the_doc_reads_and_checks_a_version(published):
     assert scope["recorded"].to_dicts() == [
         {"response": step["response"], "status": step["status"], "error": step["error"]}
     ]
+
+
+def test_the_recipes_never_read_a_file_the_manifest_does_not_list(published, tmp_path):
+    """An extra `cases-0000.parquet` next to the listed `cases.parquet` (the reported 177 rows
+    instead of 74): DuckDB reads the listed rows only, the polars snippet refuses."""
+    result, _ = published
+    version_dir = tmp_path / "golden-store" / "nightly" / "versions" / result.version
+    (version_dir / "cases-0000.parquet").write_bytes((version_dir / "cases.parquet").read_bytes())
+    sql = _blocks("sql")[0].replace(DOC_VERSION, result.version)
+    statements = [s for s in sql.split(";") if s.strip()]
+    con = duckdb.connect()
+    con.execute(statements[0])
+    calls = con.execute(statements[2]).fetchall()
+    assert len(calls) == result.manifest["counts"]["steps"]
+    snippet = next(b for b in _blocks("python") if "import polars" in b)
+    with pytest.raises(AssertionError, match=r"does not list: \['cases-0000.parquet'\]"):
+        exec(compile(snippet, str(DOC), "exec"), {})
