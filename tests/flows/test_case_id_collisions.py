@@ -71,6 +71,6 @@ def test_same_named_chat_partitions_publish_every_run(tmp_path, pseudonym_key):
     result = _run(tmp_path, root, "chat")
     assert result.exit_code == 0, result.output
     ids: list[str] = []
-    for shard in (tmp_path / "work" / "shards").glob("*/quarantine.jsonl"):  # shard folders
+    for shard in (tmp_path / "work").glob("**/shards/*/quarantine.jsonl"):  # shard folders
         ids += pl.read_parquet(shard.parent / "decisions.parquet")["case_id"].to_list()
     assert len(ids) == 40 and len(set(ids)) == 40
