@@ -78,20 +78,22 @@ def _load_frame(path_or_sources: Any, sample: int | None, configs: list[Any]) ->
     return frame
 
 
-def _select(cases: Any, frame: Any, cfg: Any) -> tuple[Any, Any]:
+def _select(cases: Any, frame: Any, cfg: Any) -> tuple[Any, Any, Any]:
     """The flow's selection over ``frame`` (what the funnels read) and, for the candidates'
-    dedup signatures, their whole rows from ``cases``: (decisions with status, cluster table)."""
+    dedup signatures, their whole rows from ``cases``: (decisions with status, cluster table,
+    mixed pairs: same content, different work)."""
     # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
 
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.case_source import as_lazy
+    from golden_distill.filters.dedup.borderline import mixed_pairs
     from golden_distill.filters.dedup.signature import signatures
     from golden_distill.filters.runner import score_cases
     from golden_distill.filters.selection import choose, cluster_candidates
 
     scored = score_cases(frame, cfg.funnels, details=True)
-    clusters = None
+    clusters = mixed = None
     if cfg.dedup.enabled:
         chosen = scored.filter(pl.col("candidate")).select("case_id", "funnels", "value_score")
         rows = (
@@ -100,8 +102,10 @@ def _select(cases: Any, frame: Any, cfg: Any) -> tuple[Any, Any]:
             .unique("case_id", keep="first")
             .collect()
         )
-        clusters = cluster_candidates(scored, signatures(rows, cfg.dedup), cfg.dedup)
-    return choose(scored, clusters, cfg.funnels, cfg.dedup).decisions, clusters
+        sigs = signatures(rows, cfg.dedup)
+        clusters = cluster_candidates(scored, sigs, cfg.dedup)
+        mixed = mixed_pairs(sigs)
+    return choose(scored, clusters, cfg.funnels, cfg.dedup).decisions, clusters, mixed
 
 
 def _load_config(path: Path | None) -> Any:
@@ -166,10 +170,10 @@ def preview_command(
                 ingest_info = ingest_info or info
             frame = _load_frame(cases, sample, [each.funnels])
             t1 = time.perf_counter()
-            decided, clusters = _select(cases, frame, each)
+            decided, clusters, mixed = _select(cases, frame, each)
             read_seconds += t1 - t0
             select_seconds += time.perf_counter() - t1
-            results.append((cases, decided, clusters))
+            results.append((cases, decided, clusters, mixed))
         if ids_out is not None:
             selected = results[0][1].filter(pl.col("status") == "selected")
             ids_out.write_text("".join(f"{c}\n" for c in sorted(selected["case_id"].to_list())))
@@ -177,7 +181,7 @@ def preview_command(
             "config": str(config or "configs/nightly.yaml (shipped)"),
             "preview": preview_report(
                 results[0][1], cfg.funnels, examples=examples, clusters=results[0][2],
-                dedup=cfg.dedup,
+                dedup=cfg.dedup, mixed=results[0][3],
             ),
         }  # fmt: skip
         if other is not None:

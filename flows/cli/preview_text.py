@@ -47,6 +47,13 @@ def _dedup_lines(dedup: dict[str, Any]) -> list[str]:
     lines += [
         f"  {b['case_id']} ~ {b['representative']}  distance {b['distance']:.3f}" for b in border
     ]
+    mixed = dedup.get("mixed_pairs") or []
+    total = dedup.get("mixed_pairs_total", len(mixed))
+    lines.append(
+        f"mixed pairs (same run, different task/outcome/tenant; never merged): {_n(total)}"
+        + ("" if total else " (none)")
+    )
+    lines += [f"  {m['case_id']} vs {m['other']}  differs in {m['differs']}" for m in mixed]
     return lines
 
 

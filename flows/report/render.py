@@ -164,6 +164,20 @@ def _borderline(stats: dict[str, Any]) -> str:
     return note + _table(("cluster", "case", "representative", "distance"), rows)
 
 
+def _mixed(stats: dict[str, Any]) -> str:
+    rows = [(m["case_id"], m["other"], m["differs"]) for m in stats.get("mixed_pairs") or []]
+    if not rows:
+        return ""
+    total = int(stats.get("mixed_pairs_total", len(rows)))
+    note = (
+        f"<p class='muted'>{total:,} runs have the same content as another run but a different "
+        "task, outcome or tenant: never merged, each kept in its own cluster"
+        + (f" (the first {len(rows):,} listed)" if total > len(rows) else "")
+        + ".</p>"
+    )
+    return note + _table(("case", "same content as", "differs in"), rows)
+
+
 #: Rows of the case table shown in the page (the published cases hold every reason too).
 CASE_ROWS = CASE_TABLE_ROWS
 
@@ -344,6 +358,7 @@ def render_report(stats: dict[str, Any]) -> str:
         _mapping_section("Dedup: clusters by size", sizes, 3, "cluster size", by_key=True),
         _section("Dedup: largest clusters and their members", _largest_clusters(stats)),
         _section("Dedup: borderline merges", _borderline(stats)),
+        _section("Dedup: mixed pairs (review)", _mixed(stats)),
         _mapping_section("Redaction: entities replaced", stats.get("redaction"), 4, "entity type"),
         _mapping_section(
             "Quarantined by redaction, per reason", stats.get("redaction_quarantined"), 1, "reason"
