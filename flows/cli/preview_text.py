@@ -57,6 +57,14 @@ def _dedup_lines(dedup: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: What `golden run` does that preview does not: it is said with every preview.
+NOT_PREDICTED = (
+    "not predicted here: redaction's refusals. `golden run` replaces a refused case by the "
+    "next member of its cluster, or reports the cluster lost (its console, report and "
+    "manifest count both), so it can publish fewer cases than selected here"
+)
+
+
 def _share_lines(shares: dict[str, Any]) -> list[str]:
     lines = []
     for kind in ("funnel", "tenant"):
@@ -83,6 +91,7 @@ def render_preview(report: dict[str, Any]) -> str:
     lines.append(
         f"selected {_n(p['selected'])} of {_n(p['candidates'])} candidates ({_n(p['cases'])} cases)"
     )
+    lines.append(NOT_PREDICTED)
     lines.append("")
     funnel_rows = [{"funnel": k, **v} for k, v in p["funnels"].items()]
     lines += _table("per funnel", funnel_rows, ["funnel", "members", "selected", "cut_by_quotas"])
