@@ -11,9 +11,10 @@ work_key           the run's *work*: ``<task>.<outcome>.<tenant>``, three short 
                    record id, else the expected outcome), the outcome (final state, status,
                    reward, hand-off) and the tenant. Runs of different work are never merged,
                    not even as exact duplicates: every key below includes it
-block_key          hash of the work key and of what else makes two runs different work: the
-                   write calls (name:status [+ argument shape], in order) [+ the systems
-                   touched] [+ the set of read tools]
+base_key           hash of what else makes two runs different work: the write calls
+                   (name:status [+ argument shape], in order) [+ the systems touched] [+ the
+                   set of read tools]
+block_key          hash of the work key and the base key: near duplicates are searched within
 path_key           hash of the whole normalised tool path (the trajectory below)
 content_hash       sha256 of the normalised form: trajectory + argument shapes + request text
 exact_hash         the content hash within the work key: cases sharing it are exact duplicates;
@@ -47,6 +48,7 @@ from golden_distill.filters.dedup.placeholders import normalise_text_expr
 SIGNATURE_SCHEMA: dict[str, pl.DataType] = {
     "case_id": pl.String(),
     "work_key": pl.String(),
+    "base_key": pl.String(),
     "block_key": pl.String(),
     "path_key": pl.String(),
     "content_hash": pl.String(),
@@ -241,9 +243,10 @@ def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame
         "write_actions": paths.get_column("write_shapes").to_list(),
         "systems": paths.get_column("systems").to_list(),
     }
-    columns = [works, writes, reads if cfg.block_on_read_tools else [""] * df.height]
+    columns = [writes, reads if cfg.block_on_read_tools else [""] * df.height]
     columns += [values for name, values in parts.items() if name in apart]
-    block_keys = [_sha(list(row), 16) for row in zip(*columns, strict=True)]
+    base_keys = [_sha(list(row), 16) for row in zip(*columns, strict=True)]
+    block_keys = [_sha([w, b], 16) for w, b in zip(works, base_keys, strict=True)]
     path_keys = [_sha([t], 16) for t in traj]
     content = [_sha([t, s, x], 32) for t, s, x in zip(traj, shapes, texts, strict=True)]
     exact = [_sha([w, c], 32) for w, c in zip(works, content, strict=True)]
@@ -251,6 +254,7 @@ def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame
         {
             "case_id": df.get_column("case_id").cast(pl.String),
             "work_key": works,
+            "base_key": base_keys,
             "block_key": block_keys,
             "path_key": path_keys,
             "content_hash": content,
@@ -267,3 +271,32 @@ def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame
         }
     )
     return out.cast(SIGNATURE_SCHEMA)  # type: ignore[arg-type]
+
+
+def with_tenants(sigs: pl.DataFrame, tenants: pl.DataFrame) -> pl.DataFrame:
+    """``sigs`` with the tenant part of their work key (and so their block key and exact hash)
+    computed from ``tenants`` (case_id, tenant_id) instead.
+
+    A grown set clusters this window's candidates (original tenant ids) with the previous
+    version's cases, whose signatures come from their published rows (pseudonymised tenant
+    ids): given the candidates' tenants as they will be published, both sides compare the
+    same way. A case not in ``tenants`` keeps its signature."""
+    mapped = sigs.join(tenants.select("case_id", "tenant_id"), on="case_id", how="left")
+    new_work = [
+        work if tenant is None else ".".join([*work.split(".")[:2], _sha([tenant], 8)])
+        for work, tenant in mapped.select("work_key", "tenant_id").iter_rows()
+    ]
+    bases, contents = mapped.get_column("base_key"), mapped.get_column("content_hash")
+    return mapped.drop("tenant_id").with_columns(
+        pl.Series("work_key", new_work, dtype=pl.String),
+        pl.Series(
+            "block_key",
+            [_sha([w, b], 16) for w, b in zip(new_work, bases, strict=True)],
+            dtype=pl.String,
+        ),
+        pl.Series(
+            "exact_hash",
+            [_sha([w, c], 32) for w, c in zip(new_work, contents, strict=True)],
+            dtype=pl.String,
+        ),
+    )

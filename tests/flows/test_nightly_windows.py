@@ -34,7 +34,10 @@ def clusters_by_family(store: Path, set_name: str, version: str, truth) -> dict[
     from golden_distill.datasets.reader import open_set
 
     table = open_set(str(store), f"{set_name}@{version}").read_table()
-    family = {make_case_id("native", rid): r.family for rid, r in truth.records.items()}
+    # a family spans tenants; each tenant is its own dedup partition
+    family = {
+        make_case_id("native", rid): f"{r.family}/{r.tenant_id}" for rid, r in truth.records.items()
+    }
     found: dict[str, list[int]] = {}
     for row in table.select(["case_id", "cluster_size"]).to_pylist():
         found.setdefault(family[row["case_id"]], []).append(row["cluster_size"])
