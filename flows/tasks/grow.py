@@ -130,6 +130,9 @@ def grow(
         known |= set(parent.clusters.get_column("case_id").to_list())
     new = kept.filter(~kept.is_in(pl.Series(list(known), dtype=pl.String).implode()))
     signatures = global_steps.load_signatures(results, new, resolved.work)
+    # the new candidates' tenants as they will be published: the parent's cases carry those
+    # (dedup's tenant partition and the quotas compare both sides so before redaction runs)
+    tenants = published_form_tenants(decisions.filter(pl.col("candidate")), config)
     seen = signatures.select("case_id", "recorded_at")
     attached = None
     if config.dedup.enabled and parent.signatures is not None:
@@ -137,7 +140,6 @@ def grow(
             pl.col("case_id").is_in(carried.get_column("case_id").implode())
         )
         # the parent's signatures hold published tenant ids: compare the new ones so too
-        tenants = published_form_tenants(decisions.filter(pl.col("candidate")), config)
         joint, dedup_stats = global_steps.deduplicate(
             pl.concat([old, with_tenants(signatures, tenants)]), config
         )
@@ -174,6 +176,11 @@ def grow(
         new_rows=candidates.filter(pl.col("case_id").is_in(new.implode())).select(QUOTA_COLUMNS),
         aged_out=left.height,
         step_digests=parent.step_digests,
+        published_tenants=dict(
+            tenants.filter(pl.col("case_id").is_in(new.implode()))
+            .drop_nulls("tenant_id")
+            .iter_rows()
+        ),
     )
     return Grown(new, clusters, reps, stats, last_seen, growth)
 
