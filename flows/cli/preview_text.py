@@ -61,7 +61,8 @@ def _dedup_lines(dedup: dict[str, Any]) -> list[str]:
 NOT_PREDICTED = (
     "not predicted here: redaction's refusals. `golden run` replaces a refused case by the "
     "next member of its cluster, or reports the cluster lost (its console, report and "
-    "manifest count both), so it can publish fewer cases than selected here"
+    "manifest count both), so it can publish fewer cases than selected here "
+    "(--check-redaction predicts them)"
 )
 
 
@@ -91,7 +92,15 @@ def render_preview(report: dict[str, Any]) -> str:
     lines.append(
         f"selected {_n(p['selected'])} of {_n(p['candidates'])} candidates ({_n(p['cases'])} cases)"
     )
-    lines.append(NOT_PREDICTED)
+    refusals = p.get("redaction_refusals")
+    if refusals is None:
+        lines.append(NOT_PREDICTED)
+    else:
+        lines.append(
+            f"redaction check: {_n(refusals['refused'])} would be refused; "
+            f"{_n(refusals['replaced'])} replaced, {_n(refusals['clusters_lost'])} cluster(s) "
+            f"lost; {_n(refusals['published'])} of {_n(refusals['selected'])} would be published"
+        )
     lines.append("")
     funnel_rows = [{"funnel": k, **v} for k, v in p["funnels"].items()]
     lines += _table("per funnel", funnel_rows, ["funnel", "members", "selected", "cut_by_quotas"])

@@ -124,6 +124,13 @@ def test_refused_cases_are_replaced_or_their_cluster_is_reported_lost(
     previewed = sorted(ids_file.read_text().split())
     refuse = set(previewed[::4])  # a quarter of the selection, representatives all
     monkeypatch.setattr(redact_body, "redact_candidates", _refusing(refuse))
+    checked_ids = tmp_path / "checked-ids.txt"
+    checked = CliRunner().invoke(
+        app,
+        [*args[:-1], str(checked_ids), "--check-redaction", str(source)],
+    )
+    assert checked.exit_code == 0, checked.output
+    assert "not predicted here" not in checked.output
 
     store = tmp_path / "store"
     result = CliRunner().invoke(
@@ -153,6 +160,13 @@ def test_refused_cases_are_replaced_or_their_cluster_is_reported_lost(
     assert counts["selected"] - counts["lost"] + counts["admitted"] == counts["published"]
 
     assert f"published: {len(published):,} cases" in result.output
+    # preview with --check-redaction predicted exactly this
+    assert set(checked_ids.read_text().split()) == published
+    assert (
+        f"redaction check: {len(refuse):,} would be refused; {len(replaced):,} replaced, "
+        f"{len(lost):,} cluster(s) lost; {len(published):,} of {len(previewed):,} would be "
+        "published"
+    ) in checked.output
     assert (
         f"{len(published):,} of {len(previewed):,} selected cases published; redaction refused "
         f"{len(refuse):,}: {len(replaced):,} replaced by the next member of their cluster, "
