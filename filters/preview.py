@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from golden_distill.filters.config import FunnelsConfig
-from golden_distill.filters.dedup.borderline import borderline_members
+from golden_distill.filters.dedup.borderline import MIXED_SCHEMA, borderline_members
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.quotas import shares
 from golden_distill.filters.registry import build_funnels
@@ -75,17 +75,24 @@ def _examples(decisions: pl.DataFrame, selects: list[str], k: int) -> dict[str, 
 
 
 def _dedup_section(
-    decisions: pl.DataFrame, clusters: pl.DataFrame | None, dedup: DedupConfig | None
+    decisions: pl.DataFrame,
+    clusters: pl.DataFrame | None,
+    dedup: DedupConfig | None,
+    mixed: pl.DataFrame | None,
 ) -> dict[str, Any]:
-    """Clusters among the candidates, cases dedup removed, borderline merges (ids only)."""
+    """Clusters among the candidates, cases dedup removed, borderline merges and mixed pairs
+    (same content, different work: never merged) (ids only)."""
     removed = decisions.filter(pl.col("status").str.starts_with("dedup:")).height
     if clusters is None or dedup is None:
         return {"enabled": False, "removed": removed, "clusters": 0, "borderline": []}
+    mixed = mixed if mixed is not None else pl.DataFrame(schema=MIXED_SCHEMA)
     return {
         "enabled": True,
         "clusters": int((clusters.get_column("rank") == 0).sum()),
         "removed": removed,
         "borderline": borderline_members(clusters, dedup).head(TOP).to_dicts(),
+        "mixed_pairs": mixed.head(TOP).to_dicts(),
+        "mixed_pairs_total": mixed.height,
     }
 
 
@@ -96,6 +103,7 @@ def preview_report(
     examples: int = 3,
     clusters: pl.DataFrame | None = None,
     dedup: DedupConfig | None = None,
+    mixed: pl.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The preview of one config over decided cases (``filters.selection.choose`` over
     ``score_cases(..., details=True)``, which has the tools and systems lists)."""
@@ -123,7 +131,7 @@ def preview_report(
         "by_system": _breakdown(decisions, "systems", listed=True),
         "by_tool": _breakdown(decisions, "tools", listed=True),
         "examples": _examples(decisions, selects, examples),
-        "dedup": _dedup_section(decisions, clusters, dedup),
+        "dedup": _dedup_section(decisions, clusters, dedup, mixed),
         "shares": shares(kept, config.quotas, selects),
     }
 

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    version, report, reused, why = outcome
+    version, report, reused, why, _counts = outcome
     if reused:
         print(f"nothing new to publish: the latest version {version} stands ({why})")
     print(f"published version: {version}")

@@ -171,6 +171,8 @@ def _after_publish(resolved: ResolvedRun, outcome: Any, logger: Any) -> None:
         reused=outcome.reused,
         why=outcome.why,
         quarantined=(outcome.stats or {}).get("quarantined") or {},
+        cases=(outcome.stats or {}).get("published"),
+        refusals=(outcome.stats or {}).get("redaction_refusals"),
     )
     if outcome.reused:
         logger.info(

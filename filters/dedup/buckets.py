@@ -31,6 +31,8 @@ BUCKET_ROWS = 50_000
 PLAN_COLUMNS = [
     "case_id",
     "exact_hash",
+    "content_hash",
+    "work_key",
     "block_key",
     "path_key",
     "value_score",

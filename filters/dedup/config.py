@@ -53,21 +53,24 @@ class DedupConfig(StrictModel):
         ),
     )
     separate_by: list[Literal["write_actions", "systems", "outcome", "task"]] = Field(
-        default_factory=lambda: ["write_actions", "systems", "outcome", "task"],
+        default_factory=lambda: ["write_actions", "systems"],
         description=(
-            "What makes runs different work, never merged however alike their text (on top of "
-            "the write calls' names and statuses): write_actions = the argument shape of each "
-            "write (keys and types); systems = the systems the steps touched; outcome = reward, "
-            "final state and hand-off; task = intent.name, else the task task_id_pattern finds "
-            "in the trace id (else the expected outcome, when recorded)."
+            "What else makes runs different work, never merged however alike their text (on "
+            "top of the write calls' names and statuses): write_actions = the argument shape of "
+            "each write (keys and types); systems = the systems the steps touched. The task, "
+            "the outcome (final state, status, reward, hand-off) and the tenant always "
+            "separate runs, exact duplicates included ('outcome' and 'task' are accepted here "
+            "and change nothing)."
         ),
     )
     task_id_pattern: str | None = Field(
-        None,
+        "^task=([^/]+)/",
         description=(
             "A regular expression whose first group is the task a run belongs to, searched in "
-            "its trace_id (e.g. '^task=(\\d+)/' for tau-bench's `task=12/trial=3`); runs of "
-            "different tasks never share a cluster. null: the intent name only."
+            "its trace_id, then its source record id (the default finds tau-bench's "
+            "`task=12/trial=3`, the chat adapter's record id); runs of different tasks never "
+            "share a cluster. Before it: intent.name; after it: the expected outcome, when "
+            "recorded. null: no pattern."
         ),
     )
     borderline_band: float = Field(

@@ -6,12 +6,20 @@ cases. A signature holds what dedup decides on and nothing else:
 
 =================  ==========================================================================
 case_id            the case
-block_key          hash of what makes two runs *different work*, which never share a cluster:
-                   the write calls (name:status and argument shape, in order), the systems
-                   touched, the outcome (reward, final state, hand-off), the task (intent
-                   name, or ``task_id_pattern`` over the trace id) [+ the set of read tools]
+work_key           the run's *work*: ``<task>.<outcome>.<tenant>``, three short hashes of the
+                   task (intent name, else ``task_id_pattern`` over the trace id or the source
+                   record id, else the expected outcome), the outcome (final state, status,
+                   reward, hand-off) and the tenant. Runs of different work are never merged,
+                   not even as exact duplicates: every key below includes it
+base_key           hash of what else makes two runs different work: the write calls
+                   (name:status [+ argument shape], in order) [+ the systems touched] [+ the
+                   set of read tools]
+block_key          hash of the work key and the base key: near duplicates are searched within
 path_key           hash of the whole normalised tool path (the trajectory below)
-exact_hash         sha256 of the normalised form: trajectory + argument shapes + request text
+content_hash       sha256 of the normalised form: trajectory + argument shapes + request text
+exact_hash         the content hash within the work key: cases sharing it are exact duplicates;
+                   cases sharing only ``content_hash`` are *mixed pairs* (same run, different
+                   work), listed for review (``borderline.mixed_pairs``), never merged
 trajectory         the normalised tool path, ``name:status:W|R`` tokens joined by spaces
 argument_shapes    ``name(shape)`` tokens joined by spaces (keys and value types, no values)
 text               the request with ids, names, numbers, dates... replaced by placeholders
@@ -39,8 +47,11 @@ from golden_distill.filters.dedup.placeholders import normalise_text_expr
 
 SIGNATURE_SCHEMA: dict[str, pl.DataType] = {
     "case_id": pl.String(),
+    "work_key": pl.String(),
+    "base_key": pl.String(),
     "block_key": pl.String(),
     "path_key": pl.String(),
+    "content_hash": pl.String(),
     "exact_hash": pl.String(),
     "trajectory": pl.String(),
     "argument_shapes": pl.String(),
@@ -147,25 +158,34 @@ def _field(df: pl.DataFrame, column: str, name: str) -> pl.Expr:
 
 
 def _work_columns(df: pl.DataFrame, cfg: DedupConfig) -> pl.DataFrame:
-    """Per row: ``outcome_key`` (the final state, else reward as failed (<= 0) or not and
-    hand-off: runs that ended differently are different work), ``task_key`` (intent name,
-    else the task the trace id names) and a short ``outcome`` label for reports (no
-    final-state text)."""
+    """Per row: ``task_key``, ``outcome_key`` and ``tenant_key`` (runs that differ in any of
+    them are different work, never merged) and a short ``outcome`` label for reports (no
+    final-state text).
+
+    The outcome is every recorded part of it: final state, status, reward (rounded to 4
+    places) and hand-off, so a run that succeeded and one that failed never share a cluster
+    whatever their transcript. An unrecorded reward counts as 1 (success): many sources
+    record none, and a run without one is not a different outcome from a rewarded run.
+    """
     reward = _field(df, "outcome", "reward").cast(pl.Float64)
     handoff = _field(df, "outcome", "handoff").cast(pl.Boolean).fill_null(False)
     state = _field(df, "outcome", "final_state").cast(pl.String)
+    status = _field(df, "outcome", "status").cast(pl.String)
     intent = _field(df, "intent", "name").cast(pl.String)
-    # A recorded reward of 0 (or less) is a failed run; an unrecorded reward is not a different
-    # outcome from a reward of 1 (many sources record none).
-    failed = (reward <= 0).fill_null(False)
     task = intent
-    if cfg.task_id_pattern and "trace_id" in df.columns:
-        task = pl.coalesce(intent, pl.col("trace_id").str.extract(cfg.task_id_pattern, 1))
+    if cfg.task_id_pattern:
+        found = []
+        if "trace_id" in df.columns:
+            found.append(pl.col("trace_id").cast(pl.String).str.extract(cfg.task_id_pattern, 1))
+        record_id = _field(df, "source", "source_record_id").cast(pl.String)
+        found.append(record_id.str.extract(cfg.task_id_pattern, 1))
+        task = pl.coalesce(intent, *found)
     if "expected" in df.columns:  # the expected outcome a task defines (#13): same task only
         expected = pl.col("expected")
         if isinstance(df.schema["expected"], pl.Struct):
             expected = expected.struct.json_encode()
         task = pl.coalesce(task, expected.cast(pl.String))
+    tenant = pl.col("tenant_id").cast(pl.String) if "tenant_id" in df.columns else pl.lit(None)
     label = pl.concat_str(
         [
             pl.when(reward.is_not_null()).then(pl.format("reward {}", reward.round(2))),
@@ -175,14 +195,29 @@ def _work_columns(df: pl.DataFrame, cfg: DedupConfig) -> pl.DataFrame:
         ignore_nulls=True,
     )
     return df.select(
-        # The recorded final state is the outcome; without one, failed-or-not and hand-off.
-        outcome_key=pl.coalesce(
-            pl.format("state:{}", state),
-            pl.format("failed:{}/handoff:{}", failed, handoff),
+        outcome_key=pl.concat_str(
+            pl.lit("state:"),
+            state.fill_null("-"),
+            pl.lit("/status:"),
+            status.fill_null("-"),
+            pl.lit("/reward:"),
+            reward.fill_null(1.0).round(4).cast(pl.String),
+            pl.lit("/handoff:"),
+            handoff.cast(pl.String),
         ),
         task_key=task.cast(pl.String).fill_null(""),
+        tenant_key=tenant.cast(pl.String).fill_null(""),
         outcome=pl.when(label == "").then(pl.lit("ok")).otherwise(label),
     )
+
+
+def work_keys(work: pl.DataFrame) -> list[str]:
+    """``<task>.<outcome>.<tenant>`` short hashes per row: equal only for the same work, and
+    telling which part differs between two runs (``borderline.mixed_pairs``)."""
+    return [
+        ".".join(_sha([part], 8) for part in row)
+        for row in work.select("task_key", "outcome_key", "tenant_key").iter_rows()
+    ]
 
 
 def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame:
@@ -202,23 +237,27 @@ def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame
     reads = paths.get_column("reads").to_list()
     texts = text.get_column("t").to_list()
     work = _work_columns(df, cfg)
+    works = work_keys(work)
     apart = set(cfg.separate_by)
     parts = {
         "write_actions": paths.get_column("write_shapes").to_list(),
         "systems": paths.get_column("systems").to_list(),
-        "outcome": work.get_column("outcome_key").to_list(),
-        "task": work.get_column("task_key").to_list(),
     }
     columns = [writes, reads if cfg.block_on_read_tools else [""] * df.height]
     columns += [values for name, values in parts.items() if name in apart]
-    block_keys = [_sha(list(row), 16) for row in zip(*columns, strict=True)]
+    base_keys = [_sha(list(row), 16) for row in zip(*columns, strict=True)]
+    block_keys = [_sha([w, b], 16) for w, b in zip(works, base_keys, strict=True)]
     path_keys = [_sha([t], 16) for t in traj]
-    exact = [_sha([t, s, x], 32) for t, s, x in zip(traj, shapes, texts, strict=True)]
+    content = [_sha([t, s, x], 32) for t, s, x in zip(traj, shapes, texts, strict=True)]
+    exact = [_sha([w, c], 32) for w, c in zip(works, content, strict=True)]
     out = pl.DataFrame(
         {
             "case_id": df.get_column("case_id").cast(pl.String),
+            "work_key": works,
+            "base_key": base_keys,
             "block_key": block_keys,
             "path_key": path_keys,
+            "content_hash": content,
             "exact_hash": exact,
             "trajectory": traj,
             "argument_shapes": shapes,
@@ -232,3 +271,32 @@ def signatures(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame
         }
     )
     return out.cast(SIGNATURE_SCHEMA)  # type: ignore[arg-type]
+
+
+def with_tenants(sigs: pl.DataFrame, tenants: pl.DataFrame) -> pl.DataFrame:
+    """``sigs`` with the tenant part of their work key (and so their block key and exact hash)
+    computed from ``tenants`` (case_id, tenant_id) instead.
+
+    A grown set clusters this window's candidates (original tenant ids) with the previous
+    version's cases, whose signatures come from their published rows (pseudonymised tenant
+    ids): given the candidates' tenants as they will be published, both sides compare the
+    same way. A case not in ``tenants`` keeps its signature."""
+    mapped = sigs.join(tenants.select("case_id", "tenant_id"), on="case_id", how="left")
+    new_work = [
+        work if tenant is None else ".".join([*work.split(".")[:2], _sha([tenant], 8)])
+        for work, tenant in mapped.select("work_key", "tenant_id").iter_rows()
+    ]
+    bases, contents = mapped.get_column("base_key"), mapped.get_column("content_hash")
+    return mapped.drop("tenant_id").with_columns(
+        pl.Series("work_key", new_work, dtype=pl.String),
+        pl.Series(
+            "block_key",
+            [_sha([w, b], 16) for w, b in zip(new_work, bases, strict=True)],
+            dtype=pl.String,
+        ),
+        pl.Series(
+            "exact_hash",
+            [_sha([w, c], 32) for w, c in zip(new_work, contents, strict=True)],
+            dtype=pl.String,
+        ),
+    )

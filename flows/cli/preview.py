@@ -78,20 +78,22 @@ def _load_frame(path_or_sources: Any, sample: int | None, configs: list[Any]) ->
     return frame
 
 
-def _select(cases: Any, frame: Any, cfg: Any) -> tuple[Any, Any]:
+def _select(cases: Any, frame: Any, cfg: Any) -> tuple[Any, Any, Any, Any]:
     """The flow's selection over ``frame`` (what the funnels read) and, for the candidates'
-    dedup signatures, their whole rows from ``cases``: (decisions with status, cluster table)."""
+    dedup signatures, their whole rows from ``cases``: (decisions with status, cluster table,
+    mixed pairs: same content, different work, the scored decisions before the choice)."""
     # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
 
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.filters.case_source import as_lazy
+    from golden_distill.filters.dedup.borderline import mixed_pairs
     from golden_distill.filters.dedup.signature import signatures
     from golden_distill.filters.runner import score_cases
     from golden_distill.filters.selection import choose, cluster_candidates
 
     scored = score_cases(frame, cfg.funnels, details=True)
-    clusters = None
+    clusters = mixed = None
     if cfg.dedup.enabled:
         chosen = scored.filter(pl.col("candidate")).select("case_id", "funnels", "value_score")
         rows = (
@@ -100,8 +102,23 @@ def _select(cases: Any, frame: Any, cfg: Any) -> tuple[Any, Any]:
             .unique("case_id", keep="first")
             .collect()
         )
-        clusters = cluster_candidates(scored, signatures(rows, cfg.dedup), cfg.dedup)
-    return choose(scored, clusters, cfg.funnels, cfg.dedup).decisions, clusters
+        sigs = signatures(rows, cfg.dedup)
+        clusters = cluster_candidates(scored, sigs, cfg.dedup)
+        mixed = mixed_pairs(sigs)
+    return choose(scored, clusters, cfg.funnels, cfg.dedup).decisions, clusters, mixed, scored
+
+
+def _check_redaction(cases: Any, scored: Any, clusters: Any, cfg: Any, tmp: Path) -> Any:
+    """``preview_refusals.predict_refusals``; a missing or refused pseudonym key exits 2."""
+    # heavy: loaded when the option is used
+    from golden_distill.flows.cli.preview_refusals import predict_refusals
+    from golden_distill.redaction.keys import PseudonymKeyError
+
+    try:
+        return predict_refusals(cases, scored, clusters, cfg, tmp)
+    except PseudonymKeyError as exc:
+        typer.echo(f"--check-redaction needs the run's pseudonym key: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _load_config(path: Path | None) -> Any:
@@ -137,6 +154,15 @@ def preview_command(
         Path | None,
         typer.Option("--ids-out", help="Write the selected case ids here, one per line."),
     ] = None,
+    check_redaction: Annotated[
+        bool,
+        typer.Option(
+            "--check-redaction",
+            help="Redact the selected cases as the run would (needs the pseudonym key): "
+            "report the refusals, replacements and lost clusters; --ids-out then lists what "
+            "the run publishes.",
+        ),
+    ] = False,
 ) -> None:
     # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
@@ -153,6 +179,7 @@ def preview_command(
         raise typer.Exit(2)
     with tempfile.TemporaryDirectory(prefix="golden-preview-") as tmp:
         ingest_info: dict[str, Any] = {}
+        refusals: tuple[set[str], dict[str, Any]] | None = None
         read_seconds = select_seconds = 0.0
         results = []
         for index, each in enumerate([cfg] + ([other] if other is not None else [])):
@@ -166,18 +193,21 @@ def preview_command(
                 ingest_info = ingest_info or info
             frame = _load_frame(cases, sample, [each.funnels])
             t1 = time.perf_counter()
-            decided, clusters = _select(cases, frame, each)
+            decided, clusters, mixed, scored = _select(cases, frame, each)
+            if index == 0 and check_redaction:
+                refusals = _check_redaction(cases, scored, clusters, each, Path(tmp))
             read_seconds += t1 - t0
             select_seconds += time.perf_counter() - t1
-            results.append((cases, decided, clusters))
+            results.append((cases, decided, clusters, mixed))
         if ids_out is not None:
             selected = results[0][1].filter(pl.col("status") == "selected")
-            ids_out.write_text("".join(f"{c}\n" for c in sorted(selected["case_id"].to_list())))
+            ids = selected["case_id"].to_list() if refusals is None else refusals[0]
+            ids_out.write_text("".join(f"{c}\n" for c in sorted(ids)))
         report: dict[str, Any] = {
             "config": str(config or "configs/nightly.yaml (shipped)"),
             "preview": preview_report(
                 results[0][1], cfg.funnels, examples=examples, clusters=results[0][2],
-                dedup=cfg.dedup,
+                dedup=cfg.dedup, mixed=results[0][3],
             ),
         }  # fmt: skip
         if other is not None:
@@ -192,6 +222,8 @@ def preview_command(
     }
     if ingest_info:
         report["ingest"] = ingest_info
+    if refusals is not None:
+        report["preview"]["redaction_refusals"] = refusals[1]
     if as_json:
         typer.echo(json.dumps(report, indent=2, default=str))
         return

@@ -47,7 +47,23 @@ def _dedup_lines(dedup: dict[str, Any]) -> list[str]:
     lines += [
         f"  {b['case_id']} ~ {b['representative']}  distance {b['distance']:.3f}" for b in border
     ]
+    mixed = dedup.get("mixed_pairs") or []
+    total = dedup.get("mixed_pairs_total", len(mixed))
+    lines.append(
+        f"mixed pairs (same run, different task/outcome/tenant; never merged): {_n(total)}"
+        + ("" if total else " (none)")
+    )
+    lines += [f"  {m['case_id']} vs {m['other']}  differs in {m['differs']}" for m in mixed]
     return lines
+
+
+#: What `golden run` does that preview does not: it is said with every preview.
+NOT_PREDICTED = (
+    "not predicted here: redaction's refusals. `golden run` replaces a refused case by the "
+    "next member of its cluster, or reports the cluster lost (its console, report and "
+    "manifest count both), so it can publish fewer cases than selected here "
+    "(--check-redaction predicts them)"
+)
 
 
 def _share_lines(shares: dict[str, Any]) -> list[str]:
@@ -76,6 +92,15 @@ def render_preview(report: dict[str, Any]) -> str:
     lines.append(
         f"selected {_n(p['selected'])} of {_n(p['candidates'])} candidates ({_n(p['cases'])} cases)"
     )
+    refusals = p.get("redaction_refusals")
+    if refusals is None:
+        lines.append(NOT_PREDICTED)
+    else:
+        lines.append(
+            f"redaction check: {_n(refusals['refused'])} would be refused; "
+            f"{_n(refusals['replaced'])} replaced, {_n(refusals['clusters_lost'])} cluster(s) "
+            f"lost; {_n(refusals['published'])} of {_n(refusals['selected'])} would be published"
+        )
     lines.append("")
     funnel_rows = [{"funnel": k, **v} for k, v in p["funnels"].items()]
     lines += _table("per funnel", funnel_rows, ["funnel", "members", "selected", "cut_by_quotas"])

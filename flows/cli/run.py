@@ -91,7 +91,10 @@ class _Display:
                 note += f" ({self.cached} shard(s) from cache)"
             self.progress.update(self.task_id, completed=data["done"], note=note)
         elif event == "selected":
-            self.progress.console.print(f"after dedup and quotas: {data['selected']:,} cases")
+            self.progress.console.print(
+                f"after dedup and quotas: {data['selected']:,} cases selected "
+                "(before redaction, which may refuse some)"
+            )
         elif event == "keys_done":  # the key pass before redaction (flows/tasks/keys.py)
             if self.keys_id is None:
                 self.keys_id = self.progress.add_task("keys", total=data["total"], note="")
@@ -216,9 +219,16 @@ def run_command(
             if stage_error.stage == "validate":  # config, parameters, key, store: a usage error
                 raise typer.Exit(2)
         raise typer.Exit(1)
-    version, report, reused, why = outcome
+    version, report, reused, why, counts = outcome
     if reused:
         typer.echo(f"nothing new to publish: the latest version {version} stands ({why})")
+    if counts.get("cases") is not None:
+        typer.echo(f"{'cases in it' if reused else 'published'}: {counts['cases']:,} cases")
+    if counts.get("refusals") and not reused:
+        # polars: loaded once a run is done, not for `golden --help`
+        from golden_distill.filters.refusal_accounting import describe as describe_refusals
+
+        typer.echo(describe_refusals(counts["refusals"]))
     typer.echo(f"published version: {version}")
     typer.echo(f"report: {report}")
 
@@ -246,9 +256,9 @@ def _boot_api_in_background() -> threading.Thread | None:
 
 def execute(
     params: Any, *, verbose: bool = False, local: bool = False
-) -> tuple[str, str, bool, str] | BaseException:
-    """Run the flow with a progress display: (version, report path, reused, why it was reused)
-    or the exception.
+) -> tuple[str, str, bool, str, dict[str, Any]] | BaseException:
+    """Run the flow with a progress display: (version, report path, reused, why it was reused,
+    counts: ``cases`` published and the ``refusals`` accounting, when known) or the exception.
 
     Everything that can be checked without Prefect is checked first (flows/preflight.py): a
     bad config, key, source, store or set name fails in about a second, with its message and
@@ -279,7 +289,7 @@ def execute(
             "same run key: the sources, config, set, pseudonym key and code are unchanged "
             "since it was published"
         )
-        return unchanged[0], unchanged[1], True, why
+        return unchanged[0], unchanged[1], True, why, {}
     boot()
     # imported after the API boot started, so the two overlap
     from golden_distill.flows.distill import run_distill
@@ -296,7 +306,9 @@ def execute(
     display.stop()
     published = display.published
     why = published.get("why") or "nothing changed"
-    return version, str(published.get("report", "")), bool(published.get("reused")), str(why)
+    counts = {"cases": published.get("cases"), "refusals": published.get("refusals")}
+    report = str(published.get("report", ""))
+    return version, report, bool(published.get("reused")), str(why), counts
 
 
 def register(app: typer.Typer) -> None:

@@ -95,6 +95,7 @@ def _funnel_table(stats: dict[str, Any]) -> str:
 
 
 def _flow_table(stats: dict[str, Any]) -> str:
+    refusals = stats.get("redaction_refusals") or {}
     steps = [
         ("records read", stats.get("records_read")),
         ("quarantined while reading", sum((stats.get("quarantined") or {}).values())),
@@ -106,10 +107,11 @@ def _flow_table(stats: dict[str, Any]) -> str:
             "cut by quotas (over the representatives)",
             sum((stats.get("cut_by_quotas") or {}).values()),
         ),
-        (
-            "refused by redaction (replaced by the next cluster member)",
-            sum((stats.get("redaction_quarantined") or {}).values()),
-        ),
+        ("selected (one per cluster, within the quotas)", refusals.get("selected")),
+        ("refused by redaction", refusals.get("refused")),
+        ("  replaced by the next member of their cluster", refusals.get("replaced")),
+        ("  clusters lost (no member could be published)", refusals.get("clusters_lost")),
+        ("  admitted by the quotas after the refusals", refusals.get("admitted") or None),
         ("published", stats.get("published")),
     ]
     return _table(("step", "cases"), [(k, v) for k, v in steps if v is not None])
@@ -164,6 +166,20 @@ def _borderline(stats: dict[str, Any]) -> str:
     return note + _table(("cluster", "case", "representative", "distance"), rows)
 
 
+def _mixed(stats: dict[str, Any]) -> str:
+    rows = [(m["case_id"], m["other"], m["differs"]) for m in stats.get("mixed_pairs") or []]
+    if not rows:
+        return ""
+    total = int(stats.get("mixed_pairs_total", len(rows)))
+    note = (
+        f"<p class='muted'>{total:,} runs have the same content as another run but a different "
+        "task, outcome or tenant: never merged, each kept in its own cluster"
+        + (f" (the first {len(rows):,} listed)" if total > len(rows) else "")
+        + ".</p>"
+    )
+    return note + _table(("case", "same content as", "differs in"), rows)
+
+
 #: Rows of the case table shown in the page (the published cases hold every reason too).
 CASE_ROWS = CASE_TABLE_ROWS
 
@@ -212,9 +228,14 @@ def _drops(stats: dict[str, Any]) -> dict[str, int]:
     drops = {f"quota: {k}": int(v) for k, v in (stats.get("cut_by_quotas") or {}).items()}
     if stats.get("removed_by_dedup"):
         drops["dedup: a member of a published case's cluster"] = int(stats["removed_by_dedup"])
-    refused = sum((stats.get("redaction_quarantined") or {}).values())
-    if refused:
-        drops["redaction refused (replaced by the next cluster member)"] = int(refused)
+    refusals = stats.get("redaction_refusals") or {}
+    if refusals.get("replaced"):
+        drops["redaction refused, replaced by the next cluster member"] = int(refusals["replaced"])
+    if refusals.get("lost"):
+        drops["redaction refused, cluster lost"] = int(refusals["lost"])
+    extra = int(refusals.get("refused", 0)) - int(refusals.get("refused_selected", 0))
+    if extra > 0:
+        drops["redaction refused a replacement"] = extra
     for reason, count in (stats.get("review_rejected") or {}).items():
         drops[f"review rejected: {reason}"] = int(count)
     return drops
@@ -344,6 +365,7 @@ def render_report(stats: dict[str, Any]) -> str:
         _mapping_section("Dedup: clusters by size", sizes, 3, "cluster size", by_key=True),
         _section("Dedup: largest clusters and their members", _largest_clusters(stats)),
         _section("Dedup: borderline merges", _borderline(stats)),
+        _section("Dedup: mixed pairs (review)", _mixed(stats)),
         _mapping_section("Redaction: entities replaced", stats.get("redaction"), 4, "entity type"),
         _mapping_section(
             "Quarantined by redaction, per reason", stats.get("redaction_quarantined"), 1, "reason"

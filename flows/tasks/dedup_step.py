@@ -25,7 +25,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.front_and_back import front_and_back, helper_would_help
-from golden_distill.filters.dedup.borderline import borderline_members
+from golden_distill.filters.dedup.borderline import borderline_members, mixed_pairs
 from golden_distill.filters.dedup.bucket_clusters import (
     PATH_COLUMNS,
     BucketClusters,
@@ -136,6 +136,7 @@ def deduplicate_candidates(
             off = {"removed_by_dedup": 0, "cluster_sizes": {}}
             return DedupOutcome(None, off, seen, _close(paths))
         plan = plan_buckets(keys, cfg)
+        mixed = mixed_pairs(keys)  # across buckets: the plan columns hold every candidate
         night = keys.height
         del keys, wanted
         tables, parts, largest = [], [], []
@@ -155,7 +156,7 @@ def deduplicate_candidates(
     table = pl.concat(tables, rechunk=False).sort(["cluster_id", "rank"])
     tables.clear()  # the sorted copy is the only one now
     merged = Clustering(table, merge_stats(parts, plan))
-    stats = dedup_stats(merged, merge_largest(largest, cfg.report_largest), cfg)
+    stats = dedup_stats(merged, merge_largest(largest, cfg.report_largest), cfg, mixed)
     release_memory()  # the features' freed heap (numpy, scipy) before the quotas run
     return DedupOutcome(table, stats, seen, _close(paths))
 
@@ -184,10 +185,18 @@ def _close(paths: FrameWriter) -> FrameRef:
     return paths.close(pl.DataFrame(schema={c: pl.String() for c in PATH_COLUMNS}))
 
 
+#: Mixed pairs listed in the report and the manifest (all of them are counted).
+MIXED_LISTED = 100
+
+
 def dedup_stats(
-    clustering: Clustering, largest: list[LargestCluster], cfg: DedupConfig
+    clustering: Clustering,
+    largest: list[LargestCluster],
+    cfg: DedupConfig,
+    mixed: pl.DataFrame,
 ) -> dict[str, Any]:
-    """The dedup counts of the report and the manifest."""
+    """The dedup counts of the report and the manifest; ``mixed``: the candidates' mixed pairs
+    (``borderline.mixed_pairs``), same content but different work, never merged."""
     sizes = (
         clustering.table.filter(pl.col("role") == "representative")
         .get_column("cluster_size")
@@ -206,4 +215,6 @@ def dedup_stats(
         },
         "largest_clusters": [asdict(c) for c in largest],
         "borderline": borderline_members(clustering.table, cfg).head(100).to_dicts(),
+        "mixed_pairs": mixed.head(MIXED_LISTED).to_dicts(),
+        "mixed_pairs_total": mixed.height,
     }

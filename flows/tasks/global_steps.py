@@ -20,6 +20,7 @@ from golden_distill.datasets.store.publish import publish_version
 from golden_distill.datasets.store.signing import signing_key_from_env
 from golden_distill.filters.case_source import read_cases
 from golden_distill.filters.curation_config import SplitsConfig
+from golden_distill.filters.dedup.borderline import mixed_pairs
 from golden_distill.filters.dedup.cluster import cluster
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.report import largest_clusters
@@ -160,7 +161,7 @@ def deduplicate(
         return None, {"removed_by_dedup": 0, "cluster_sizes": {}}
     clustering = cluster(signatures, cfg)
     largest = largest_clusters(clustering.table, signatures, cfg.report_largest)
-    stats = dedup_stats(clustering, largest, cfg)
+    stats = dedup_stats(clustering, largest, cfg, mixed_pairs(signatures))
     return clustering.table, stats
 
 

@@ -17,6 +17,7 @@ import polars as pl
 
 from golden_distill.datasets.incremental import age_out, attach_new, carried_from_parent
 from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA
+from golden_distill.filters.dedup.signature import with_tenants
 from golden_distill.filters.grown_quotas import (
     QUOTA_COLUMNS,
     GrownQuotas,
@@ -129,13 +130,19 @@ def grow(
         known |= set(parent.clusters.get_column("case_id").to_list())
     new = kept.filter(~kept.is_in(pl.Series(list(known), dtype=pl.String).implode()))
     signatures = global_steps.load_signatures(results, new, resolved.work)
+    # the new candidates' tenants as they will be published: the parent's cases carry those
+    # (dedup's tenant partition and the quotas compare both sides so before redaction runs)
+    tenants = published_form_tenants(decisions.filter(pl.col("candidate")), config)
     seen = signatures.select("case_id", "recorded_at")
     attached = None
     if config.dedup.enabled and parent.signatures is not None:
         old = parent.signatures.filter(
             pl.col("case_id").is_in(carried.get_column("case_id").implode())
         )
-        joint, dedup_stats = global_steps.deduplicate(pl.concat([old, signatures]), config)
+        # the parent's signatures hold published tenant ids: compare the new ones so too
+        joint, dedup_stats = global_steps.deduplicate(
+            pl.concat([old, with_tenants(signatures, tenants)]), config
+        )
         if joint is None:
             joint = pl.DataFrame(schema=CLUSTER_SCHEMA)
         carried, attached, clusters = attach_new(carried, joint, seen)
@@ -169,8 +176,32 @@ def grow(
         new_rows=candidates.filter(pl.col("case_id").is_in(new.implode())).select(QUOTA_COLUMNS),
         aged_out=left.height,
         step_digests=parent.step_digests,
+        published_tenants=dict(
+            tenants.filter(pl.col("case_id").is_in(new.implode()))
+            .drop_nulls("tenant_id")
+            .iter_rows()
+        ),
     )
     return Grown(new, clusters, reps, stats, last_seen, growth)
+
+
+def published_form_tenants(candidates: pl.DataFrame, config: PipelineConfig) -> pl.DataFrame:
+    """case_id, tenant_id of ``candidates`` as redaction will publish it: the keyed pseudonym
+    of the tenant key type (``redaction.key_fields``), before any collision widening (a
+    widened one only keeps a case apart from its cluster, never merges it wrongly)."""
+    from golden_distill.flows.tasks.task_guards import run_key
+    from golden_distill.redaction.pseudonym import key_pseudonym
+
+    rule = next((k for k in config.redaction.key_fields if "tenant_id" in k.columns), None)
+    frame = candidates.select("case_id", "tenant_id").unique("case_id", keep="first")
+    if rule is None:  # tenant ids are published as they are
+        return frame
+    secret = run_key(config, None).secret
+    names = frame.get_column("tenant_id").drop_nulls().unique().to_list()
+    published = {t: key_pseudonym(t, rule.key_type, secret, rule.prefix) for t in names}
+    return frame.with_columns(
+        pl.col("tenant_id").replace_strict(published, default=None, return_dtype=pl.String)
+    )
 
 
 def newest_per_cluster(table: pl.DataFrame | None, seen: pl.DataFrame) -> pl.DataFrame:

@@ -91,7 +91,7 @@ def build_stats(job: PublishJob, published: dict[str, Any], case_ids: set[str]) 
         shards_cached=job.cached[0],
         redact_tasks=len(job.redacted),
         redact_tasks_cached=job.cached[1],
-        replaced_after_redaction=len(selection.excluded),
+        redaction_refusals=selection.refusal_counts(case_ids),
         since=since,
         until=until,
         change=change_against(parent, parent_ids, case_ids),

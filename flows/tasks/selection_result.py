@@ -13,6 +13,7 @@ import polars as pl
 
 from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA
 from golden_distill.filters.grown_quotas import renamed_tenants
+from golden_distill.filters.refusal_accounting import refusal_accounting
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError
 from golden_distill.flows.tasks import global_steps
@@ -38,6 +39,9 @@ class Selection:
     clusters: FrameRef | None  # the cluster table of new-only clusters (None: dedup off)
     representatives: pl.DataFrame  # new representatives: case_id, cluster_id, cluster_size
     excluded: set[str] = field(default_factory=set)  # refused by redaction
+    #: the new representatives (case_id, cluster_id) as first sent to redaction: what the
+    #: refusal accounting compares the published cases with (None: no round ran yet)
+    first_choice: pl.DataFrame | None = None
     stats: dict[str, Any] = field(default_factory=dict)
     #: a run built from sources: the decisions of every row of a case id with a candidate
     #: row (filters.selection statuses, as the select step decided; flows/tasks/choice.py) ...
@@ -94,6 +98,8 @@ class Selection:
         """Take a redaction round's outcome: refused cases are replaced (``exclude``); a grown
         set learns its new cases' published tenants and applies the quotas again. True when
         the representatives may have changed (another round may have cases to redact)."""
+        if self.first_choice is None:  # this round redacted the first choice
+            self.first_choice = self.representatives.select("case_id", "cluster_id")
         learned = False
         if self.growth is not None:  # (also for the shares the report shows per tenant)
             learned = self.growth.learn_tenants((r.redacted_path for r in redacted), work)
@@ -111,6 +117,18 @@ class Selection:
         else:
             self._published_tenant_shares()
         return bool(refused or learned)
+
+    def refusal_counts(self, published_ids: set[str]) -> dict[str, Any]:
+        """What redaction's refusals did (filters/refusal_accounting.py): selected, refused,
+        replaced, lost (and clusters lost), admitted, published; over the new cases (carried
+        cases are not redacted again)."""
+        first = self.first_choice
+        if first is None:
+            first = self.representatives.select("case_id", "cluster_id")
+        published = self.representatives.filter(
+            pl.col("case_id").is_in(sorted(published_ids))
+        ).select("case_id", "cluster_id")
+        return refusal_accounting(first, published, self.excluded)
 
     def _choose_again(self, config: PipelineConfig) -> None:
         """After a round's refusals: only the representatives (what the next round redacts),

@@ -76,7 +76,10 @@ def test_preview_against_shows_entering_and_leaving(generated):
 
 
 def test_against_compares_whole_configs_ingest_and_dedup_included(generated, tmp_path):
-    root, _, tuned = generated
+    root, _, tuned_capped = generated
+    # tenants partition dedup: a cap of 20 per tenant would fill under either threshold
+    tuned = tmp_path / "tuned.yaml"
+    tuned.write_text(tuned_capped.read_text().replace("per_tenant_max: 20", "per_tenant_max: 60"))
     other = tmp_path / "other.yaml"
     other.write_text(
         tuned.read_text()

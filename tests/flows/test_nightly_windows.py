@@ -34,7 +34,10 @@ def clusters_by_family(store: Path, set_name: str, version: str, truth) -> dict[
     from golden_distill.datasets.reader import open_set
 
     table = open_set(str(store), f"{set_name}@{version}").read_table()
-    family = {make_case_id("native", rid): r.family for rid, r in truth.records.items()}
+    # a family spans tenants; each tenant is its own dedup partition
+    family = {
+        make_case_id("native", rid): f"{r.family}/{r.tenant_id}" for rid, r in truth.records.items()
+    }
     found: dict[str, list[int]] = {}
     for row in table.select(["case_id", "cluster_size"]).to_pylist():
         found.setdefault(family[row["case_id"]], []).append(row["cluster_size"])
@@ -96,10 +99,12 @@ def test_scheduled_nights_catch_up_and_grow_one_set(
         )
     )
     reference = clusters_by_family(store, "rebuilt", rebuilt, truth)
-    # one representative per family, holding the summed size of its members over the nights
-    assert all(len(sizes) == 1 for sizes in grown.values()), "a family split across versions"
+    # the same representatives per family as a rebuild, holding the summed size of their
+    # members over the nights (almost always one per family and tenant; one whose members
+    # ended differently is split by outcome, in both)
+    assert sum(len(sizes) > 1 for sizes in grown.values()) <= 2, "families split across versions"
     assert set(grown) == set(reference)
-    assert {f: s[0] for f, s in grown.items()} == {f: s[0] for f, s in reference.items()}
+    assert {f: sorted(s) for f, s in grown.items()} == {f: sorted(s) for f, s in reference.items()}
     # the representative chosen on the first night stays
     first_ids = set(open_set(str(store), f"nightly@{first}").read_table()["case_id"].to_pylist())
     second_ids = set(open_set(str(store), f"nightly@{second}").read_table()["case_id"].to_pylist())

@@ -39,7 +39,7 @@ def sigs(tmp_path_factory) -> pl.DataFrame:
     return pl.concat([out, twice, other])
 
 
-CFG = DedupConfig(large_block_size=6)  # large groups go through k-means partitions too
+CFG = DedupConfig(large_block_size=3)  # large groups go through k-means partitions too
 
 
 def _in_buckets(sigs: pl.DataFrame, cfg: DedupConfig, rows: int):
