@@ -8,16 +8,15 @@ Real processes (`golden run --local`) on a small generated corpus split into nig
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 from nights import split_into_nights
+from paused import wait_paused
 from s3_server import s3_endpoint  # noqa: F401 - the session's S3 server (a fixture)
 
 from golden_distill.datasets.reader import open_set
@@ -158,23 +157,6 @@ def test_windowed_and_rebuild_runs_at_once_lose_no_window(nights, tmp_path):
     assert len(list_versions(store, "nightly")) == 2
 
 
-def _wait_paused(proc: subprocess.Popen[str], point: str, timeout: float = 240) -> None:
-    deadline = time.monotonic() + timeout
-    seen: list[str] = []
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
-        if not ready:
-            continue
-        line = proc.stderr.readline()
-        if not line:
-            pytest.fail(f"run exited before pausing at {point}: {''.join(seen)[-3000:]}")
-        seen.append(line)
-        if line.strip() == f"GOLDEN_PUBLISH_PAUSED {point}":
-            return
-    proc.kill()
-    pytest.fail(f"run did not reach {point} within {timeout}s")
-
-
 @pytest.mark.parametrize("point", ["claimed", "staged", "visible"])
 def test_run_killed_at_a_publish_step_is_repaired_by_the_next_run(nights, tmp_path, point):
     recordings, night_of = nights
@@ -184,7 +166,7 @@ def test_run_killed_at_a_publish_step_is_repaired_by_the_next_run(nights, tmp_pa
     first = read_alias(store, SetLayout("nightly"), "latest")
 
     killed = _run(tmp_path, recordings, NIGHT_2, pause=point)
-    _wait_paused(killed, point)
+    wait_paused(killed, point)
     killed.kill()
     killed.wait(30)
     assert read_alias(store, SetLayout("nightly"), "latest") == first

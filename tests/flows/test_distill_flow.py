@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
@@ -79,9 +80,16 @@ def test_distill_end_to_end(
     families = expected_families(truth, opt_out, {e["case_id"] for e in refusals})
     family_of = {cid: fam for fam, ids in families.items() for cid in ids}
     assert published <= set(family_of), "published a case no funnel should select"
-    represented = [family_of[cid] for cid in published]
-    assert len(represented) == len(set(represented)), "two cases of one near-duplicate family"
-    assert set(represented) == set(families), "a family with selected cases is missing"
+    # planted families span tenants and outcomes; dedup never merges different work (task,
+    # outcome, tenant: the signature's work key), so one case per family and work
+    work_of = {
+        cid: key
+        for part in work.rglob("signatures.parquet")
+        for cid, key in pl.read_parquet(part, columns=["case_id", "work_key"]).iter_rows()
+    }
+    represented = [(family_of[cid], work_of[cid]) for cid in published]
+    assert len(represented) == len(set(represented)), "two cases of one family and work"
+    assert {f for f, _ in represented} == set(families), "a family with selected cases is missing"
 
     text = store_text(store)
     leaked = [etype for r in truth.records.values() for etype, value, _ in r.pii if value in text]

@@ -8,7 +8,6 @@ Real processes (`golden run --local`, `golden erase`) on a small generated corpu
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 import yaml
+from paused import wait_paused
 
 from golden_distill.datasets.reader import open_set
 from golden_distill.datasets.store.aliases import read_alias
@@ -130,23 +130,6 @@ def test_an_erased_subject_stays_out_after_the_pseudonym_key_rotates(recordings,
     assert user not in _latest_users(tmp_path, users)
 
 
-def _wait_paused(proc: subprocess.Popen[str], point: str, timeout: float = 240) -> None:
-    deadline = time.monotonic() + timeout
-    seen: list[str] = []
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
-        if not ready:
-            continue
-        line = proc.stderr.readline()
-        if not line:
-            pytest.fail(f"run exited before pausing at {point}: {''.join(seen)[-3000:]}")
-        seen.append(line)
-        if line.strip() == f"GOLDEN_PUBLISH_PAUSED {point}":
-            return
-    proc.kill()
-    pytest.fail(f"run did not reach {point} within {timeout}s")
-
-
 def test_erase_while_a_run_publishes_waits_and_the_subject_never_comes_back(recordings, tmp_path):
     users = _users(recordings)
     _done(_run(tmp_path, recordings, _env()))
@@ -156,7 +139,7 @@ def test_erase_while_a_run_publishes_waits_and_the_subject_never_comes_back(reco
     resume = tmp_path / "resume"
     env = _env(**{PAUSE_ENV: "staged", RESUME_ENV: str(resume)})
     publisher = _run(tmp_path, recordings, env, "--force")
-    _wait_paused(publisher, "staged")
+    wait_paused(publisher, "staged")
 
     eraser = _erase(tmp_path, _env(), user)  # waits for the set's lock
     time.sleep(3)
@@ -179,7 +162,7 @@ def test_erase_with_no_wait_while_a_run_holds_the_set_fails_clearly(recordings, 
     resume = tmp_path / "resume"
     env = _env(**{PAUSE_ENV: "verified", RESUME_ENV: str(resume)})
     publisher = _run(tmp_path, recordings, env, "--force")
-    _wait_paused(publisher, "verified")
+    wait_paused(publisher, "verified")
     eraser = _erase(tmp_path, _env(), user, "--wait", "0")
     _out, err = eraser.communicate(timeout=120)
     assert eraser.returncode == 2

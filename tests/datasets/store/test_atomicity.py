@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from paused import wait_paused
 
 from golden_distill.datasets.reader import open_set
 from golden_distill.datasets.store.aliases import move_alias, read_alias
@@ -60,30 +59,13 @@ def _spawn(target, start: int, n: int, pause: str | None = None) -> subprocess.P
     )
 
 
-def _wait_paused(proc: subprocess.Popen[str], point: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    seen = []
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
-        if not ready:
-            continue
-        line = proc.stderr.readline()
-        if not line:
-            pytest.fail(f"publisher exited before pausing at {point}: {''.join(seen)[-2000:]}")
-        seen.append(line)
-        if line.strip() == f"GOLDEN_PUBLISH_PAUSED {point}":
-            return
-    proc.kill()
-    pytest.fail(f"publisher did not reach {point} within {timeout}s")
-
-
 def test_killed_publisher_leaves_no_version_and_latest_unchanged(target, casegen):
     store = StoreFS(target.url, target.storage_options)
     layout = SetLayout(SET)
     first = publish_version(target.url, SET, cases=casegen.make_table(20), **target.kwargs())
     for number, point in enumerate(KILL_POINTS[target.kind]):
         proc = _spawn(target, start=100 + 50 * number, n=40, pause=point)
-        _wait_paused(proc, point)
+        wait_paused(proc, point, timeout=90)
         proc.kill()
         proc.wait(30)
         assert list_versions(store, SET) == [first.version], point
@@ -143,7 +125,7 @@ def test_killed_after_visible_is_adopted_by_the_next_writer(target, casegen):
     layout = SetLayout(SET)
     first = publish_version(target.url, SET, cases=casegen.make_table(20), **target.kwargs())
     proc = _spawn(target, start=300, n=30, pause="visible")
-    _wait_paused(proc, "visible")
+    wait_paused(proc, "visible", timeout=90)
     proc.kill()
     proc.wait(30)
     orphan = max(list_versions(store, SET), key=parse_version)
@@ -162,7 +144,7 @@ def test_orphan_that_is_not_a_successor_is_discarded(target, casegen):
     layout = SetLayout(SET)
     publish_version(target.url, SET, cases=casegen.make_table(20), **target.kwargs())
     proc = _spawn(target, start=300, n=30, pause="visible")
-    _wait_paused(proc, "visible")
+    wait_paused(proc, "visible", timeout=90)
     proc.kill()
     proc.wait(30)
     orphan = max(list_versions(store, SET), key=parse_version)
