@@ -8,7 +8,10 @@ propagation, verification) in one process. Prints throughput of each (cases/s), 
 and the recall of each on the generator's planted personal values (a value counts as caught in
 a case when it no longer appears anywhere in that case's output) and on the adversarial corpus of
 ``tests/redaction/adversarial_corpus.py`` (one planted value per case; a case this step refuses
-counts as caught: nothing of it is published).
+counts as caught: nothing of it is published). Then the labelled evaluation
+(``bench/privacy_eval.py``): per-entity recall/precision and refusals on the tuning and held-out
+halves of ``tests/data/privacy_eval``, and over-redactions per 100 tau-bench cases with the count
+of invalid times/dates (``tests/support/tau_utility.py``).
 
     .venv/bin/python bench/redaction.py [--sessions 500] [--seed 3]
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -233,6 +237,34 @@ def main() -> None:
     )
     print(f"throughput ratio, {workers} processes: {base_s / par_s:.1f}x   (target >= 10x)")
     print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")
+    labelled_evaluation()
+
+
+def labelled_evaluation() -> None:
+    """Per-entity P/R on both halves of ``tests/data/privacy_eval`` and tau-bench utility."""
+    import importlib.util
+
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here.parent / "tests" / "support"))
+    spec = importlib.util.spec_from_file_location("privacy_eval", here / "privacy_eval.py")
+    assert spec and spec.loader
+    pe = importlib.util.module_from_spec(spec)
+    sys.modules["privacy_eval"] = pe
+    spec.loader.exec_module(pe)
+    import tau_utility
+
+    redactor = pe.default_redactor()
+    make_case, make_step = pe.case_builders()
+    for half in ("tuning", "heldout"):
+        print(
+            "\n".join(pe.report(half, pe.evaluate(pe.load(half), redactor, make_case, make_step)))
+        )
+    u = tau_utility.measure(redactor, per_env=15)
+    print(
+        f"tau-bench utility ({u.published}/{u.cases} published, {u.labelled} labelled "
+        f"non-personal values): {u.per_100:.1f} over-redactions per 100 cases (target <= 20), "
+        f"{u.invalid_times} invalid times/dates (target 0)"
+    )
 
 
 if __name__ == "__main__":
