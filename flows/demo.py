@@ -81,9 +81,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    version, report, reused, why, _counts = outcome
+    version, report, reused, why, counts = outcome
     if reused:
         print(f"nothing new to publish: the latest version {version} stands ({why})")
+    if counts.get("cases") is not None:  # what was published, not what was selected
+        print(f"{'cases in it' if reused else 'published'}: {counts['cases']:,} cases")
     print(f"published version: {version}")
     print(f"store: {base / 'golden-store'}")
     print(f"report: {report}")

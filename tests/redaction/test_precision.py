@@ -82,3 +82,26 @@ def test_a_country_is_kept_beside_an_address_that_is_not(redactor, make_case, ma
     response = json.loads(row["steps"][0]["response"])["address"]
     assert response["country"] == "France"
     assert "Lepic" not in row["steps"][0]["response"] and response["zip"] != "75018"
+
+
+def test_an_account_number_in_free_text_gets_the_pseudonym_it_has_under_its_key(
+    redactor, make_case, make_step
+) -> None:
+    """What the case knows it uses: the value the tool reply holds under ``accountNo`` is the
+    same value the user typed, and both read the same after redaction (so does a phone number
+    inside a final-state label)."""
+    case = make_case(
+        user_input="I want to close account ACCT5442590352 please",
+        steps=[
+            make_step(0, "crm_get_account", {"q": "close"}, {"accountNo": "ACCT5442590352"}),
+            make_step(1, "sms_send", {"phone": "07700900123"}, {"ok": True}),
+        ],
+    )
+    case["outcome"] = {**case["outcome"], "final_state": "SMS_SENT_07700900123"}
+    row = redactor.redact(case).row
+    assert row is not None
+    keyed = json.loads(row["steps"][0]["response"])["accountNo"]
+    assert keyed != "ACCT5442590352" and keyed in row["user_input"]
+    assert "5442590352" not in json.dumps(row)
+    phone = json.loads(row["steps"][1]["arguments"])["phone"]
+    assert row["outcome"]["final_state"] == f"SMS_SENT_{phone}"
