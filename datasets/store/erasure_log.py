@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -74,13 +74,24 @@ def matching_case_ids(table: pa.Table, needles: set[str]) -> list[str]:
 
 def erased_case_ids(table: pa.Table, digests: set[str]) -> list[str]:
     """Case ids of the rows holding a needle known only by its digest (the erasure log)."""
+    return _case_ids_with_digest(table, digests, needle_digest, row_tokens)
+
+
+def _case_ids_with_digest(
+    table: pa.Table,
+    digests: set[str],
+    digest: Callable[[str], str],
+    tokens_of: Callable[[dict[str, Any]], set[str]],
+) -> list[str]:
+    """Case ids of the rows with a token whose ``digest`` is in ``digests`` (each distinct
+    token digested once)."""
     cache: dict[str, bool] = {}
     hits = []
     for row in _rows(table):
-        for token in row_tokens(row):
+        for token in tokens_of(row):
             found = cache.get(token)
             if found is None:
-                found = cache[token] = needle_digest(token) in digests
+                found = cache[token] = digest(token) in digests
             if found:
                 hits.append(row["case_id"])
                 break
@@ -105,17 +116,7 @@ def raw_tokens(row: dict[str, Any]) -> set[str]:
 def erased_raw_case_ids(table: pa.Table, digests: set[str], digest: Any) -> list[str]:
     """Case ids of the raw rows holding a value whose raw digest (``digest(value)``, the
     erasure key's HMAC, ``erasure_key.py``) the log names."""
-    cache: dict[str, bool] = {}
-    hits = []
-    for row in _rows(table):
-        for token in raw_tokens(row):
-            found = cache.get(token)
-            if found is None:
-                found = cache[token] = digest(token) in digests
-            if found:
-                hits.append(row["case_id"])
-                break
-    return hits
+    return _case_ids_with_digest(table, digests, digest, raw_tokens)
 
 
 def erased_raw_digests(store: StoreFS, layout: SetLayout) -> tuple[set[str], set[str]]:
