@@ -31,6 +31,15 @@ def parse_log(data: bytes | None) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in data.splitlines() if line.strip()]
 
 
+def log_lines(entries: list[dict[str, Any]], at: str) -> bytes:
+    """The bytes ``entries`` (from ``check_row``) append to the log, each stamped ``at``: one
+    sorted-key JSON line per decision. `golden review import` and the review page both write
+    through this, so the next run reads their decisions alike."""
+    return b"".join(
+        orjson.dumps({**entry, "at": at}, option=orjson.OPT_SORT_KEYS) + b"\n" for entry in entries
+    )
+
+
 def log_digest(data: bytes | None) -> str:
     """A digest of the log: part of a run's key, so a new decision makes a new version."""
     return hashlib.sha256(data or b"").hexdigest()
@@ -101,6 +110,29 @@ def check_row(row: dict[str, Any], line: int) -> dict[str, Any] | None:
         "expected_actions": actions,
         "reviewer": row["reviewer"].strip(),
     }
+
+
+def page_entry(
+    form: dict[str, str], case_id: str, exact_hash: str | None, reviewer: str
+) -> dict[str, Any]:
+    """A decision made on the review page as a log entry: the form is read as a sheet row
+    (``check_row``), so it is checked and written exactly as `golden review import` would."""
+    row = {
+        "case_id": case_id,
+        "exact_hash": exact_hash or "",
+        "decision": form.get("decision", ""),
+        "reason": form.get("reason", ""),
+        "corrected_final_state": form.get("corrected_final_state", ""),
+        "corrected_actions": form.get("corrected_actions", ""),
+        "reviewer": reviewer,
+    }
+    try:
+        entry = check_row(row, 1)
+    except ValueError as exc:  # the page has no lines: the message without "line 1: "
+        raise ValueError(str(exc).removeprefix("line 1: ")) from None
+    if entry is None:
+        raise ValueError("no decision given")
+    return entry
 
 
 def corrected_expected(frame: pl.DataFrame) -> pl.Expr | None:

@@ -1,15 +1,16 @@
-"""`golden review`: export the cases a person should look at, import their decisions.
+"""`golden review`: export the cases a person should look at, review them in the browser, import
+decisions.
 
-The sheet holds ids, funnel reasons, numbers, split, trust and the recorded outcome's state and
-reward from the published (redacted) version; never request text.
+Everything shown comes from the published (redacted) version: ids, funnel reasons, numbers,
+split, trust, the request, the transcript and the recorded and expected outcomes.
 """
 
 from __future__ import annotations
 
 import csv
+import getpass
 import io
 import json
-from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,26 +26,33 @@ from golden_distill.flows.cli.store_access import (
     open_store,
 )
 
-HELP = """Human review of published cases: export a sheet, fill in decisions, import it.
+HELP = """Human review of published cases: in the browser, or as a sheet to fill in and import.
 
 Examples:
 
+    golden review serve nightly@latest --store ./store
     golden review export nightly@latest --store ./store --out sheet.csv
     golden review import sheet.csv --store ./store --set nightly
 
-The sheet lists the cases worth a look: new since the parent version, changed, or not confirmed
-by an oracle (trust unconfirmed). Fill in `decision` (confirm, reject, correct), `reason`
-(required to reject), `corrected_final_state` / `corrected_actions` (JSON) for a correction, and
-`reviewer`. The next `golden run` applies the log: rejected cases never come back (by case id and
-by content hash, so the same run recorded again stays out), corrections replace the expected
-outcome, confirmed cases get trust `human`.
+`serve` starts a review page on 127.0.0.1 (open the printed URL: it carries a token): a queue
+to filter by funnel, split, trust, cluster, task or decision, and per case the transcript, tool
+calls, outcomes, why it is in and its cluster; confirm (c), reject with a reason (r) or correct
+the expected outcome (e), j/k to move. The sheet lists the cases worth a look: new since the
+parent version (every case of a first version), changed, or not confirmed by an oracle (trust
+unconfirmed). Fill in `decision` (confirm, reject, correct), `reason` (required to reject),
+`corrected_final_state` / `corrected_actions` (JSON) for a correction, and `reviewer`. Both
+append to the set's review log; the next `golden run` applies it: rejected cases never come back
+(by case id and by content hash, so the same run recorded again stays out), corrections replace
+the expected outcome, confirmed cases get trust `human`.
 """
 
 COLUMNS = (
     "case_id", "exact_hash", "why_review", "funnel_reasons", "value_score", "split", "trust",
-    "reward", "final_state", "decision", "reason", "corrected_final_state", "corrected_actions",
-    "reviewer",
+    "reward", "final_state", "request", "transcript", "expected", "decision", "reason",
+    "corrected_final_state", "corrected_actions", "reviewer",
 )  # fmt: skip
+#: The columns a reviewer fills in.
+DECISION_COLUMNS = COLUMNS[COLUMNS.index("decision") :]
 
 
 def _rows(golden: Any, everything: bool) -> list[dict[str, Any]]:
@@ -52,33 +60,23 @@ def _rows(golden: Any, everything: bool) -> list[dict[str, Any]]:
     import polars as pl
 
     # heavy: loaded when the command runs, not for `golden --help`
-    from golden_distill.filters.drift import case_changes
+    from golden_distill.filters.review_case import expected_text, transcript_text
+    from golden_distill.filters.review_queue import why_review
+    from golden_distill.flows.review_app.source import parent_frame
 
     frame = pl.from_arrow(golden.read_table())
     assert isinstance(frame, pl.DataFrame)
-    parent_ids: set[str] = set()
-    changed: set[str] = set()
-    parent = golden.manifest.get("parent_version")
-    if parent:
-        other = open_ref(golden.store, f"{golden.name}@{parent}", verify=False)
-        previous = pl.from_arrow(other.read_table())
-        assert isinstance(previous, pl.DataFrame)
-        parent_ids = set(previous["case_id"].to_list())
-        changed = {c["case_id"] for c in case_changes(previous, frame)}
+    frame = frame.sort("case_id")
+    previous = parent_frame(golden, lambda v: open_ref(golden.store, f"{golden.name}@{v}",
+                                                       verify=False))  # fmt: skip
     hashes: dict[str, str] = {}
     clusters = golden.clusters()
     if clusters is not None:
         hashes = dict(zip(clusters.column("case_id").to_pylist(),
                           clusters.column("exact_hash").to_pylist(), strict=True))  # fmt: skip
     rows = []
-    for row in frame.sort("case_id").iter_rows(named=True):
-        why = []
-        if parent and row["case_id"] not in parent_ids:
-            why.append("new")
-        if row["case_id"] in changed:
-            why.append("changed")
-        if (row.get("trust") or "unconfirmed") == "unconfirmed":
-            why.append("unconfirmed")
+    whys = why_review(frame, previous).to_list()
+    for row, why in zip(frame.iter_rows(named=True), whys, strict=True):
         if not why and not everything:
             continue
         outcome = row.get("outcome") or {}
@@ -86,7 +84,7 @@ def _rows(golden: Any, everything: bool) -> list[dict[str, Any]]:
             {
                 "case_id": row["case_id"],
                 "exact_hash": hashes.get(row["case_id"], ""),
-                "why_review": "+".join(why) or "-",
+                "why_review": why or "-",
                 "funnel_reasons": "; ".join(
                     f"{k}: {v}"
                     for k, v in json.loads(row.get("funnel_reasons") or "{}").items()
@@ -97,7 +95,10 @@ def _rows(golden: Any, everything: bool) -> list[dict[str, Any]]:
                 "trust": row.get("trust") or "",
                 "reward": outcome.get("reward"),
                 "final_state": outcome.get("final_state") or "",
-                **{c: "" for c in COLUMNS[9:]},
+                "request": row.get("user_input") or "",
+                "transcript": transcript_text(row),
+                "expected": expected_text(row),
+                **{c: "" for c in DECISION_COLUMNS},
             }
         )
     return rows
@@ -137,7 +138,8 @@ def export_cmd(
         )
         out.write_text(
             "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>review "
-            f"{escape(ref)}</title></head><body><h1>Review {escape(ref)}</h1>"
+            f"{escape(ref)}</title><style>td{{white-space:pre-wrap;vertical-align:top}}</style>"
+            "</head><body><h1>Review {escape(ref)}</h1>"
             f"<table><tr>{head}</tr>{body}</table></body></html>"
         )
     typer.echo(f"{len(rows)} case(s) to review written to {out}")
@@ -155,18 +157,15 @@ def import_cmd(
     Example: `golden review import sheet.csv --store ./store --set nightly`
     """
     # heavy: loaded when the command runs, not for `golden --help`
-    import orjson
-
-    # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.layout import check_set_name
-    from golden_distill.filters.review import check_row, log_path
+    from golden_distill.filters.review import check_row
+    from golden_distill.flows.review_log import record_decisions
 
     if not sheet.is_file():
         typer.echo(f"no such sheet: {sheet}", err=True)
         raise typer.Exit(2)
     guard(lambda: check_set_name(set_name))
     fs = open_store(store, storage_options, config)
-    at = datetime.now(UTC).isoformat(timespec="seconds")
     entries = []
     with sheet.open(newline="") as handle:
         for line, row in enumerate(csv.DictReader(handle), start=2):
@@ -176,22 +175,66 @@ def import_cmd(
                 typer.echo(f"{sheet}: {exc}", err=True)
                 raise typer.Exit(2) from None
             if entry is not None:
-                entries.append({**entry, "at": at})
+                entries.append(entry)
     if not entries:
         typer.echo("no decisions in the sheet: nothing recorded")
         return
-    data = b"".join(orjson.dumps(e, option=orjson.OPT_SORT_KEYS) + b"\n" for e in entries)
-    fs.update(log_path(set_name), lambda old: (old or b"") + data)
-    counts: dict[str, int] = {}
-    for entry in entries:
-        counts[entry["decision"]] = counts.get(entry["decision"], 0) + 1
+    counts = record_decisions(fs, set_name, entries)
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     typer.echo(f"recorded {len(entries)} decision(s) for {set_name} ({summary}); "
                "the next run applies them")  # fmt: skip
+
+
+def serve_cmd(
+    ref: Annotated[str, typer.Argument(help="The version to review: NAME@VERSION|ALIAS.")],
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free).")
+    ] = 8765,
+    reviewer: Annotated[
+        str | None,
+        typer.Option("--reviewer", help="Name logged with each decision (default: your login)."),
+    ] = None,
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve a review page for one version on 127.0.0.1 until Ctrl-C; decisions go to the
+    set's review log (as `golden review import` writes them) and the next run applies them.
+
+    Only the published (redacted) version and its parent are read, never a work folder. Open
+    the printed URL: requests without its token are refused (403).
+
+    Example: `golden review serve nightly@latest --store ./store --reviewer ana`
+    """
+    # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.flows.review_app.serve import serve
+    from golden_distill.flows.review_app.source import ReviewSource, parent_frame
+
+    name = (reviewer or "").strip() or getpass.getuser()
+    fs = open_store(store, storage_options, config)
+    golden = guard(lambda: open_ref(fs, ref))
+
+    def load() -> ReviewSource:
+        previous = parent_frame(golden, lambda v: open_ref(fs, f"{golden.name}@{v}"))
+        return ReviewSource(golden, previous, name)
+
+    source = guard(load)
+
+    def announce(url: str) -> None:
+        typer.echo(f"reviewing {source.ref} ({len(source.published)} cases) as {name}")
+        typer.echo(f"open {url}")
+        typer.echo("decisions go to the set's review log; Ctrl-C stops the page")
+
+    try:
+        serve(source, port, announce)
+    except OSError as exc:  # the port is taken, or not ours to bind
+        typer.echo(f"error: cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def register(app: typer.Typer) -> None:
     review = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="markdown")
     review.command("export")(export_cmd)
     review.command("import")(import_cmd)
+    review.command("serve")(serve_cmd)
     app.add_typer(review, name="review")
