@@ -86,8 +86,9 @@ def transcript_text(row: dict[str, Any]) -> str:
     """The transcript as plain text, one line per turn (the offline review sheet)."""
     lines = []
     for turn in transcript(row):
-        calls = "".join(f" -> {c['name']}({c['arguments']})" for c in turn["tool_calls"])
-        lines.append(f"[{turn['role']}] {turn['text']}{calls}".rstrip())
+        parts = [f"[{turn['role']}]", turn["text"]]
+        parts += [f"-> {c['name']}({c['arguments']})" for c in turn["tool_calls"]]
+        lines.append(" ".join(p for p in parts if p))
     return "\n".join(lines)
 
 

@@ -67,6 +67,8 @@ PIPELINE_ONLY_MODULES = frozenset(
         "numpy",
         "detect_secrets",
         "english_words",
+        "starlette",
+        "uvicorn",
     }
 )
 

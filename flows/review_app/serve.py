@@ -23,6 +23,7 @@ def serve(source: ReviewSource, port: int, announce: Callable[[str], None]) -> N
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((HOST, port))
+    sock.listen(128)  # connections made once the URL is out wait here until the server runs
     bound = sock.getsockname()[1]
     config = uvicorn.Config(
         build_app(source, token), log_level="warning", access_log=False, lifespan="off"
