@@ -80,8 +80,8 @@ def test_rejected_case_stays_out_even_recorded_again_and_confirmed_is_human(
     first = open_set(str(store), f"rev@{v1}").read_table().to_pylist()
     assert not [r for r in first if r["split"] == "regression"]  # nobody confirmed anything yet
     sheet = tmp_path / "sheet.csv"
-    # generated runs that reached their recorded expected state are `oracle`, not unconfirmed,
-    # so a first version has nothing the default sheet would list: ask for every case
+    # generated runs that reached their recorded expected state are `oracle`, not unconfirmed;
+    # a first version's cases are all new, so the sheet lists every one (--all changes nothing)
     assert {r["trust"] for r in first} == {"oracle"}
     rows = _export_sheet(store, f"rev@{v1}", sheet)
     assert rows and all(r["exact_hash"] and r["why_review"] for r in rows)
