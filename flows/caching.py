@@ -34,8 +34,13 @@ SHARD_SECTIONS = ("ingest", "funnels", "redaction", "dedup")
 #: and is not among them: editing a generator phrase must not invalidate every nightly cache.
 OUTPUT_CODE_FOLDERS = ("datasets", "filters", "redaction", "flows")
 #: Modules inside those folders that only talk to a person (command line, help text, progress
-#: bars, the demo driver, the docs generator): they never change what is published.
-NOT_OUTPUT_CODE = ("flows/cli/", "flows/demo.py", "flows/progress.py", "flows/config_reference.py")
+#: bars, the demo driver, the docs generator, the review page and what it shows): they never
+#: change what is published (a review decision does, through the log's digest in the run key).
+NOT_OUTPUT_CODE = (
+    "flows/cli/", "flows/demo.py", "flows/progress.py", "flows/config_reference.py",
+    "flows/review_app/", "flows/review_log.py", "filters/review_case.py",
+    "filters/review_queue.py",
+)  # fmt: skip
 
 
 def shard_config_sha256(config: PipelineConfig) -> str:

@@ -210,7 +210,12 @@ def serve_cmd(
     from golden_distill.flows.review_app.serve import serve
     from golden_distill.flows.review_app.source import ReviewSource, parent_frame
 
-    name = (reviewer or "").strip() or getpass.getuser()
+    name = (reviewer or "").strip()
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (OSError, KeyError):  # no login name (a container without a user entry)
+            raise typer.BadParameter("give your name", param_hint="--reviewer") from None
     fs = open_store(store, storage_options, config)
     golden = guard(lambda: open_ref(fs, ref))
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import socket
+import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,6 +18,8 @@ import pytest
 
 from golden_distill.datasets.case import Context, Expected
 from golden_distill.datasets.store.publish import publish_version
+
+from .conftest import GOLDEN
 
 FACTORY = Path(__file__).parents[2] / "datasets" / "store" / "factory.py"
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">\'"'
@@ -86,6 +90,25 @@ def test_only_the_token_opens_the_page_and_only_on_127_0_0_1(store, serve_page):
         assert _get(f"{base}/case/x/decide?token=") == 403
         assert _get(url, host="evil.example") == 400  # a rebound name is not answered
         assert _get(url.replace("/?", "/case/no-such-case?")) == 404
+
+
+def test_a_taken_port_is_a_clean_error(store):
+    root, _ = store
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [str(GOLDEN), "review", "serve", "pg@latest", "--store", str(root), "--port",
+             str(port), "--reviewer", "ana"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        taken.close()
+    assert result.returncode == 2, result.stderr
+    assert f"error: cannot serve on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_markup_in_a_transcript_is_shown_as_text_and_never_runs(store, serve_page, browser_page):
