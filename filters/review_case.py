@@ -176,10 +176,11 @@ def case_view(
     cluster_rows: list[dict[str, Any]],
     published: set[str],
     why_review: str = "",
+    task: str | None = None,
 ) -> dict[str, Any]:
     """Everything the review page shows of one published case (``row``: a GOLDEN_SCHEMA row;
     ``cluster_rows``: its cluster's rows of clusters.parquet; ``published``: the version's
-    case ids)."""
+    case ids; ``why_review`` and ``task`` as the queue has them)."""
     outcome = row.get("outcome") or {}
     try:
         reasons = json.loads(row.get("funnel_reasons") or "{}")
@@ -201,6 +202,7 @@ def case_view(
             "trust": row.get("trust"),
             "trust_reason": trust_reason(row),
             "why_review": why_review,
+            "task": task,
         },
         "cluster": {
             "cluster_id": row.get("cluster_id"),

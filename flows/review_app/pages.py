@@ -175,6 +175,7 @@ def _why(view: dict[str, Any]) -> str:
         "<section id='why'><h2>Why it is in</h2><ul>"
         f"<li>funnels: {h(', '.join(why['funnels']) or '-')}</li>{reasons}"
         f"<li>value score: {h(why['value_score'])}</li><li>split: {h(why['split'])}</li>"
+        f"<li>task: {h(why['task'] or '-')}</li>"
         f"<li>trust: <b>{h(why['trust'])}</b>: {h(why['trust_reason'])}</li>"
         f"<li>to review because: {h(why['why_review'] or 'nothing new')}</li></ul></section>"
     )
@@ -195,8 +196,8 @@ def _decide(view: dict[str, Any], token: str, filters: dict[str, str]) -> str:
         "placeholder='why reject (required)'> <button>Reject (r)</button></form>"
         f"<form id='correct-form' method='post' action='{action}'>"
         "<input type='hidden' name='decision' value='correct'>"
-        f"<input id='correct-state' name='corrected_final_state' size='30' value='{h(state)}' "
-        "placeholder='expected final state'><br><textarea id='correct-actions' "
+        "<label>expected final state <input id='correct-state' name='corrected_final_state' "
+        f"size='30' value='{h(state)}'></label><br><textarea id='correct-actions' "
         "name='corrected_actions' rows='2' cols='40' placeholder='expected actions, JSON "
         "(optional)'></textarea><br><button>Correct (e)</button></form></section>"
     )
@@ -243,8 +244,10 @@ def _outcomes(view: dict[str, Any]) -> str:
         facts = "".join(f"<li>{h(f)}</li>" for f in expected.get("answer_facts") or [])
         shown = (
             f"<ul><li>final state: <b id='expected-state'>{h(expected.get('final_state'))}</b>"
-            f"</li><li>source: {h(expected.get('source'))}</li><li>actions<ul>{actions}</ul>"
-            f"</li><li>answer facts<ul>{facts}</ul></li></ul>"
+            f"</li><li>source: {h(expected.get('source'))}</li>"
+            + (f"<li>actions<ul>{actions}</ul></li>" if actions else "<li>actions: none</li>")
+            + (f"<li>answer facts<ul>{facts}</ul></li>" if facts else "")
+            + "</ul>"
         )
     else:
         shown = "<p id='expected-state'>none recorded: the recorded outcome is the reference</p>"
@@ -266,6 +269,11 @@ def _cluster(view: dict[str, Any], token: str, filters: dict[str, str]) -> str:
             f"<tr><td>{name}</td><td>{h(m['role'])}</td><td>{h(m['merged_by'])}</td>"
             f"<td>{h('' if distance is None else f'{distance:.3f}')}</td>"
             f"<td>{'published here' if m['in_version'] else 'not published'}</td></tr>"
+        )
+    if not rows:
+        return (
+            f"<section id='cluster'><h2>Cluster {h(cluster['cluster_id'])}</h2><p>the "
+            "version's clusters file lists no member of it</p></section>"
         )
     return (
         f"<section id='cluster'><h2>Cluster {h(cluster['cluster_id'])} ({h(cluster['size'])} "

@@ -80,8 +80,8 @@ class ReviewSource:
         members: list[dict[str, Any]] = []
         if self.clusters is not None and row.get("cluster_id"):
             members = self.clusters.filter(pl.col("cluster_id") == row["cluster_id"]).to_dicts()
-        why = self._base.filter(pl.col("case_id") == case_id).get_column("why_review")[0]
-        return case_view(row, members, self.published, why)
+        queued = self._base.filter(pl.col("case_id") == case_id).row(0, named=True)
+        return case_view(row, members, self.published, queued["why_review"], queued["task"])
 
     def decide(self, case_id: str, form: dict[str, str]) -> dict[str, Any]:
         """Check the page's decision on ``case_id`` and append it to the set's review log;

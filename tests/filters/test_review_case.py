@@ -105,8 +105,9 @@ def test_case_view_has_why_and_cluster_members_in_rank_order():
         {"case_id": "c_2", "role": "member", "merged_by": "exact", "rank": 1,
          "distance_to_representative": 0.0},
     ]  # fmt: skip
-    view = case_view(_row(), members, {"c_1", "c_3"}, "new")
+    view = case_view(_row(), members, {"c_1", "c_3"}, "new", "12")
     assert view["why"]["reasons"] == {"recovery": "get_order failed, then ok"}
+    assert view["why"]["task"] == "12" and view["why"]["trust"] == "oracle"
     assert view["why"]["why_review"] == "new" and view["why"]["split"] == "dev"
     assert [(m["case_id"], m["in_version"]) for m in view["cluster"]["members"]] == [
         ("c_1", True), ("c_2", False), ("c_3", True),
