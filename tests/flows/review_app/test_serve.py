@@ -21,6 +21,8 @@ from golden_distill.datasets.store.publish import publish_version
 
 from .conftest import GOLDEN
 
+pytestmark = pytest.mark.slow  # a real server process and a real browser
+
 FACTORY = Path(__file__).parents[2] / "datasets" / "store" / "factory.py"
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">\'"'
 
