@@ -275,9 +275,11 @@ def _cluster(view: dict[str, Any], token: str, filters: dict[str, str]) -> str:
             f"<section id='cluster'><h2>Cluster {h(cluster['cluster_id'])}</h2><p>the "
             "version's clusters file lists no member of it</p></section>"
         )
+    queue = url("/", token, {"cluster": cluster["cluster_id"]})
     return (
         f"<section id='cluster'><h2>Cluster {h(cluster['cluster_id'])} ({h(cluster['size'])} "
-        "runs)</h2><table><tr><th>case</th><th>role</th><th>merged by</th><th>distance</th>"
+        f"runs)</h2><p><a id='cluster-queue' href='{queue}'>its cases in the queue</a></p>"
+        "<table><tr><th>case</th><th>role</th><th>merged by</th><th>distance</th>"
         f"<th>in this version</th></tr>{''.join(rows)}</table></section>"
     )
 

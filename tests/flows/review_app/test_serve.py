@@ -137,3 +137,6 @@ def test_markup_in_a_transcript_is_shown_as_text_and_never_runs(store, serve_pag
         assert any("c_not_published" in m and "not published" in m for m in members)
         page.click(f"#cluster a:has-text('{ids[1]}')")
         assert page.inner_text("#case-id") == ids[1]
+        page.click("#cluster-queue")  # the queue filtered to this cluster: its two published
+        assert page.inner_text("#counts") == "2 of 4 cases"
+        assert page.input_value("input[name=cluster]") == "k-0"
