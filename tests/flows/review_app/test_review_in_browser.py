@@ -60,6 +60,10 @@ def test_three_decisions_on_the_page_are_honoured_by_the_next_run(
     funnel, count = funnels.most_common(1)[0]
     assert count >= 4
 
+    # the page reads the published version only: the work folder (raw candidates, quarantine)
+    # is moved out of reach while it serves
+    work, aside = tmp_path / "work", tmp_path / "work-aside"
+    work.rename(aside)
     page = browser_page
     with serve_page(store, f"web@{v1}") as url:
         page.goto(url)
@@ -109,6 +113,9 @@ def test_three_decisions_on_the_page_are_honoured_by_the_next_run(
         )
         assert decided == {confirmed: "confirm (ana)", rejected: "reject (ana)",
                            corrected: "correct (ana)"}  # fmt: skip
+
+    assert not work.exists()
+    aside.rename(work)
 
     # the log holds what `golden review import` writes for the same three sheet rows
     log = (store / log_path("web")).read_bytes().splitlines(keepends=True)
