@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -116,6 +117,10 @@ def build_app(source: ReviewSource, token: str) -> Starlette:
         if len(body) > MAX_FORM_BYTES:
             return Response("form too large\n", status_code=413, media_type="text/plain")
         form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        # reading the queue and appending to the log block: off the event loop
+        return await run_in_threadpool(record, request, case_id, form)
+
+    def record(request: Request, case_id: str, form: dict[str, str]) -> Response:
         wanted = _filters(request)
         # the next case is chosen before the decision: it may take this one out of the queue
         _, after, _ = neighbours(select(source.queue(), wanted), case_id)

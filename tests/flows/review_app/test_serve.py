@@ -18,6 +18,7 @@ import pytest
 
 from golden_distill.datasets.case import Context, Expected
 from golden_distill.datasets.store.publish import publish_version
+from golden_distill.filters.review import log_path
 
 from .conftest import GOLDEN
 
@@ -81,7 +82,7 @@ def _get(url: str, host: str | None = None) -> int:
 
 
 def test_only_the_token_opens_the_page_and_only_on_127_0_0_1(store, serve_page):
-    root, _ = store
+    root, ids = store
     with serve_page(root, "pg@latest") as url:
         parts = urlsplit(url)
         assert parts.hostname == "127.0.0.1"
@@ -92,6 +93,15 @@ def test_only_the_token_opens_the_page_and_only_on_127_0_0_1(store, serve_page):
         assert _get(f"{base}/case/x/decide?token=") == 403
         assert _get(url, host="evil.example") == 400  # a rebound name is not answered
         assert _get(url.replace("/?", "/case/no-such-case?")) == 404
+
+        # a rejection without a reason is refused with the sheet's message; nothing is logged
+        decide = url.replace("/?", f"/case/{ids[0]}/decide?")
+        refused = urllib.request.Request(decide, data=b"decision=reject&reason=+", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(refused, timeout=10)
+        assert caught.value.code == 400
+        assert "a rejection needs a reason" in caught.value.read().decode()
+        assert not (root / log_path("pg")).exists()
 
 
 def test_a_taken_port_is_a_clean_error(store):
