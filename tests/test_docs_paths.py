@@ -126,3 +126,11 @@ def test_the_change_table_names_only_what_its_files_define():
 
 def _paths_in(text: str) -> list[tuple[int, str]]:
     return [(0, m.group(1)) for m in _PATH.finditer(text)]
+
+
+def test_every_benchmark_script_is_documented():
+    text = (REPO / "docs" / "benchmarks.md").read_text()
+    scripts = sorted(p.name for p in (REPO / "bench").glob("*.py") if not p.name.startswith("_"))
+    assert len(scripts) > 10
+    undocumented = [name for name in scripts if f"bench/{name}" not in text]
+    assert not undocumented, f"say in docs/benchmarks.md how to run: {undocumented}"

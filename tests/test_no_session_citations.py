@@ -12,7 +12,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 FOLDERS = ("flows", "filters", "redaction", "datasets", "synthetic", "configs", "bench", "tests",
-           ".ci")  # fmt: skip
+           "docs", ".ci")  # fmt: skip
 SUFFIXES = {".py", ".md", ".sh", ".toml", ".yaml", ".yml", ".cfg", ".ini", ".txt", ".html"}
 TOP_FILES = ("README.md", "Makefile", "pyproject.toml", "setup.py", "prefect.yaml")
 #: "session" and a number: a work session, not an agent's recorded session (those are
