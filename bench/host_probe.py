@@ -1,22 +1,21 @@
 """A fixed piece of CPU work, timed: how fast this host is right now.
 
 The same run on the same corpus took 1054 s of CPU at one moment and 650 s twenty minutes later
-on this 2-core virtual machine (docs/benchmarks.md, session 20): a neighbour's load or the
-host's clock, invisible from inside apart from the time the same work takes. Benchmarks time
-these probes next to what they measure, so a figure from another hour or machine can be read
-with the speed it was measured at. They are short, so they are a rough gauge: two readings
-minutes apart differed by up to 1.6x on this machine (session 21); they tell a machine twice
-as slow, not 10% from 20%.
+on a shared 2-core virtual machine: a neighbour's load or the host's clock, invisible from
+inside apart from the time the same work takes. Benchmarks time these probes next to what they
+measure, so a figure from another hour or machine can be read with the speed it was measured
+at. They are short, so they are a rough gauge: two readings minutes apart differed by up to
+1.6x on such a machine; they tell a machine twice as slow, not 10% from 20%.
 
 Two probes, each single-threaded and about a second on a quiet host:
 
 - ``probe_seconds``: a small loop of regex search over short text and JSON encoding. It lives in
-  the core's caches, and it missed a slowdown: on 2026-12-03 it read 1.0 s while the 1M run
-  took 2.2x the CPU it took at 0.76 s (session 21).
+  the core's caches, and it can miss a slowdown: it once read 1.0 s while the 1M run took
+  2.2x the CPU it took at a reading of 0.76 s.
 - ``presidio_seconds``: default Presidio (every predefined recognizer, no NLP model) analysing
   a fixed set of texts, the naive baseline of ``bench/redaction.py``: the pipeline's own kind
-  of work (Presidio, regex, ``phonenumbers``, many small objects). That same baseline ran 2.0x
-  slower on 2026-12-03 than in session 14, as the pipeline did.
+  of work (Presidio, regex, ``phonenumbers``, many small objects). On the slow machine above,
+  that same baseline ran 2.0x slower than on a fast one, as the pipeline did.
 
     .venv/bin/python bench/host_probe.py   # prints both probes' CPU seconds
 """

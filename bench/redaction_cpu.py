@@ -34,8 +34,8 @@ from pathlib import Path
 
 
 def known_bases(cfg, chosen):  # type: ignore[no-untyped-def]
-    """The base pseudonyms the flow's key pass hands to a shard's redaction (session 14 on),
-    or None for a checkout without the hand-over."""
+    """The base pseudonyms the flow's key pass hands to a shard's redaction
+    (``redaction/known_bases.py``), or None for an older checkout without the hand-over."""
     try:
         from golden_distill.redaction.known_bases import KnownBases
     except ImportError:
@@ -58,7 +58,7 @@ def child(run: Path, start: int, count: int, dump: Path) -> None:
     from golden_distill.flows.tasks.redact_body import load_run_keys, redact_candidates
     from golden_distill.flows.work_folder import work_folder
 
-    try:  # a checkout from before session 10 kept its caches between shards
+    try:  # an older checkout, without process_caches, kept its caches between shards
         from golden_distill.redaction.process_caches import forget_values
     except ImportError:
 

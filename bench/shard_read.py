@@ -1,8 +1,9 @@
 """Benchmark: the shard step's read, straight into memory against a Parquet round trip.
 
 The flow's shard task reads its source with ``ingest_table`` (datasets/ingest.py: the cases kept
-as one Arrow table). Before session 12 it ran ``ingest()`` into a canonical Parquet file (zstd)
-and read that file back whole; this measures both, alternately, on the same recordings files:
+as one Arrow table). The read it replaced ran ``ingest()`` into a canonical Parquet file
+(zstd) and read that file back whole; this measures both, alternately, on the same recordings
+files:
 
     python bench/shard_read.py                          # 6 files of a generated corpus
     python bench/shard_read.py --files /tmp/bench/e2e1m/corpus-1000000/recordings-004*.jsonl
@@ -31,7 +32,7 @@ from golden_distill.datasets.schema import CASE_SCHEMA
 
 
 def round_trip(source: str, out: Path) -> pa.Table:
-    """The read before session 12: canonical Parquet shards, then read back whole."""
+    """The replaced read: canonical Parquet shards, then read back whole."""
     summary = ingest([source], out, fmt="native")
     return pa.concat_tables([pq.read_table(p, schema=CASE_SCHEMA) for p in summary.shards])
 

@@ -42,7 +42,12 @@ from golden_distill.datasets.store.integrity import TamperError, load_version
 from golden_distill.datasets.store.layout import CLUSTERS_NAME, REPORT_NAME, SetLayout, parse_ref
 from golden_distill.datasets.store.manifest import volatile_keys_of
 from golden_distill.datasets.store.order import OrderDiff, compare_order, observed_order
-from golden_distill.datasets.store.replay import RecordedCall, ReplayIndex, ReplayMiss, make_call
+from golden_distill.datasets.store.recorded_calls import (
+    RecordedCall,
+    ReplayIndex,
+    ReplayMiss,
+    make_call,
+)
 from golden_distill.datasets.store.signing import (
     PublicKeys,
     SignatureError,

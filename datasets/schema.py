@@ -146,9 +146,16 @@ PIPELINE_FIELDS: list[pa.Field] = [
     pa.field("cluster_id", pa.string()),
     pa.field("cluster_size", pa.int32()),
     pa.field("redaction", pa.string()),  # JSON text: {entity_type: count}, never values
-    pa.field("split", pa.string()),  # dev | regression | holdout (by cluster, sticky)
-    pa.field("trust", pa.string()),  # unconfirmed | oracle | human (filters/trust.py)
+    pa.field("split", pa.string()),  # one of SPLITS (by cluster, sticky)
+    pa.field("trust", pa.string()),  # one of TRUST_TIERS (filters/trust.py)
 ]
+
+#: The values of the published ``split`` column. Declared with the schema, not with the curation
+#: config that assigns them, because consumers (the replay kit's ``--golden-split``) check them
+#: and consumers sit below the pipeline.
+SPLITS = ("dev", "regression", "holdout")
+#: The values of the published ``trust`` column (how a case's expected outcome was confirmed).
+TRUST_TIERS = ("unconfirmed", "oracle", "human")
 
 #: Fields added after schema 1.0, by the version that added them: files written before may lack
 #: them, and readers take a missing one as null.

@@ -129,7 +129,7 @@ class MemorySink(ShardWriter):
     """``ShardWriter``'s rows and batches (same buffering, same casts), kept in memory as one
     Arrow table instead of Parquet files: for a caller that reads the cases straight back (the
     flow's shard step), which then pays no Parquet encoding, compression and decoding (a
-    quarter of its read time, docs/benchmarks.md, session 12)."""
+    quarter of its read time, measured by bench/shard_read.py)."""
 
     def __init__(
         self, *, schema: pa.Schema = CASE_SCHEMA, batch_rows: int = DEFAULT_BATCH_ROWS

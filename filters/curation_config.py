@@ -8,9 +8,9 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from golden_distill.datasets.config_model import StrictModel
+from golden_distill.datasets.schema import SPLITS, TRUST_TIERS
 
-SPLITS = ("dev", "regression", "holdout")
-TRUST_TIERS = ("unconfirmed", "oracle", "human")
+__all__ = ["SPLITS", "TRUST_TIERS", "CurationConfig", "ReviewConfig", "SplitsConfig"]
 
 
 class SplitsConfig(StrictModel):

@@ -125,8 +125,7 @@ class PrefectEngine:
         os.environ.setdefault("MALLOC_ARENA_MAX", "2")
         # This process's large blocks (the key digests' merge, results unpickled from workers)
         # get their own mappings, returned when freed, instead of heap that the run's
-        # long-lived objects then pin through redaction (flows/memory.py; docs/benchmarks.md,
-        # session 10)
+        # long-lived objects then pin through redaction (flows/memory.py)
         fix_mmap_threshold(LARGE_BLOCK_BYTES)
         self.runners.__enter__()
         return self
@@ -228,7 +227,7 @@ class PrefectEngine:
             future.wait()
         # read once the worker has exited: the result is read back from its persisted record
         # (~50 MB of JSON at 2M sessions, ~0.27 GB for a moment), which beside the worker's
-        # last ~1 GB was the run's peak (docs/benchmarks.md, session 10)
+        # last ~1 GB was the run's peak
         selection = future.result()
         release_memory()
         return selection

@@ -35,7 +35,7 @@ def _started() -> None:
     """A helper's first step, before any call: a task's large blocks (the run's key digests,
     ~32 MB at 2M sessions, read by every redaction task) get their own mappings and leave with
     it instead of pinning the heap (over 40 shards of the 2M run a helper peaked at 0.62
-    instead of 0.66 GB for the same CPU; docs/benchmarks.md, session 10)."""
+    instead of 0.66 GB for the same CPU)."""
     fix_mmap_threshold(LARGE_BLOCK_BYTES)
 
 

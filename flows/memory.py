@@ -79,7 +79,7 @@ def release_after_task(task: Any, task_run: Any, state: Any) -> None:
 
     Not after a cache hit: reading a cached result allocates little, and a full collection
     costs ~0.4 s in a process holding a large run's objects (a forced 1M rerun spent 38 s of
-    its 129 s on it for 101 cached shard tasks, docs/benchmarks.md, session 17)."""
+    its 129 s on it for 101 cached shard tasks)."""
     if not _from_cache(state):
         release_memory()
 
@@ -89,7 +89,7 @@ def trim_after_helped_task(task: Any, task_run: Any, state: Any) -> None:
     helper process (flows/lean_helpers.py), which gives the body's memory back itself. Here
     only free pages are returned, without a full collection: in the flow's process, which
     holds the run's selection, one took ~0.28 s per key or redaction task (10.6 s of CPU at
-    1M sessions, docs/benchmarks.md, session 18), while the thread's next task waited to be
+    1M sessions), while the thread's next task waited to be
     handed to the idle helper."""
     if not _from_cache(state):
         release_memory(collect=False)

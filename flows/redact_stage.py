@@ -169,7 +169,7 @@ def redact_jobs(
 #: A round with fewer chosen cases than this runs its tasks one at a time: each redaction
 #: process holds ~0.5 GB once it has loaded the redactor and redacted a shard, and a second one
 #: would save a few seconds of a small round (a later round's replacements: ~2k cases at 2M
-#: sessions) at the price of the run's peak (docs/benchmarks.md, session 10).
+#: sessions) at the price of the run's peak.
 ONE_PROCESS_ROUND_CASES = 5_000
 
 
@@ -234,7 +234,7 @@ def redact_selection(
         keys, _ = engine.map(collect_keys, keys_jobs, "keys_done", "keys", parallel)
         # the key-pass workers leave before the merge (their ~0.5 GB each beside the flow's
         # peak); redaction starts fresh processes: a key-pass worker would start it at ~0.47 GB
-        # of freed but fragmented heap (2M sessions, docs/benchmarks.md, session 7)
+        # of freed but fragmented heap (measured on a 2M-session run)
         engine.fresh_workers()
         previous = load_run_keys(work, run_keys_path) or RunKeys()
         run_keys_path = save_run_keys(

@@ -77,7 +77,7 @@ TASKS_PER_WORKER = 50
 #: The environment local pool workers (shard, key pass, redact) start with. Not polars' eager
 #: release (``EAGER_RELEASE``): a shard worker then sat 45 MB lower between tasks, but at a
 #: million sessions the shard tasks' funnel step took 39 s instead of 21 s and the stage 107 s
-#: instead of 88 s (docs/benchmarks.md, session 6): a freed frame's pages are faulted in again
+#: instead of 88 s: a freed frame's pages are faulted in again
 #: by the next one. Kept as a hook (tests/flows/test_pool_worker_env.py sets it).
 POOL_WORKER_ENV: dict[str, str] = {}
 

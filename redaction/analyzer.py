@@ -165,7 +165,7 @@ class TextAnalyzer:
         self.prefilters = [(spec.prefilter, spec.entities) for spec in specs]
         #: every pre-filter part, in the specs' order (the type when there is one: a
         #: membership test instead of a generator per check and text; 1.1% of a shard's
-        #: redaction CPU, docs/benchmarks.md)
+        #: redaction CPU)
         self._checks: list[_Check] = []
         #: the same, less the parts that cannot match a text without a digit
         #: (``prefilter_digits.py``): what a text without one is checked against

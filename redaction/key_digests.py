@@ -57,7 +57,7 @@ def digest_array(digests: Iterable[int]) -> np.ndarray:
 def sorted_distinct(digests: np.ndarray) -> np.ndarray:
     """``np.unique`` by sorting. numpy 2.3+ finds distinct values with a hash table first,
     which on a run's digests (all distinct, random) is ~80x slower than a sort: 1.3 s
-    against 0.016 s for 1.4M digests (docs/benchmarks.md, session 18)."""
+    against 0.016 s for 1.4M digests."""
     ordered = np.sort(digests)
     if len(ordered) < 2:
         return ordered

@@ -16,6 +16,8 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from golden_distill.datasets.prefect_secret import read_secret_block
+
 ENV_VAR = "GOLDEN_PSEUDONYM_KEY"
 MIN_KEY_BYTES = 32
 
@@ -70,13 +72,6 @@ class KeyResolution:
     created_file: Path | None = None  # set when a demo key file was created just now
 
 
-def _from_prefect(block_name: str) -> bytes:
-    from prefect.blocks.system import Secret  # imported lazily: only when configured
-
-    value = Secret.load(block_name).get()
-    return value.encode() if isinstance(value, str) else bytes(value)
-
-
 def read_or_create_key_file(path: Path) -> tuple[bytes, bool]:
     """Read a local key file, creating it (mode 0600, 64 hex chars) when absent."""
     path = Path(path)
@@ -107,7 +102,7 @@ def resolve_key(
         return KeyResolution(PseudonymKey(value.encode(), "env"))
     if secret_block:
         try:
-            material = _from_prefect(secret_block)
+            material = read_secret_block(secret_block)
         except Exception as exc:  # the block is missing or the API is unreachable
             raise PseudonymKeyError(
                 f"cannot load Prefect Secret block {secret_block!r} ({type(exc).__name__})"

@@ -3,7 +3,7 @@
 The key pass (``key_scan.KeyScanner.digests``) computes every chosen key's base pseudonym to
 report its digest; the redaction task of the same shard needs the same pseudonyms again (its
 collision guard decides each key, then every occurrence is replaced) and computed them a second
-time: ~16 us each, ~2.6% of a shard's redaction CPU (docs/benchmarks.md, session 14).
+time: ~16 us each, ~2.6% of a shard's redaction CPU (bench/redaction_cpu.py).
 
 What is handed over holds no original: per (key type, configured prefix), the keyed digest of
 an original (16 bytes of its HMAC, ``key_digests.key_digest_wide``) with its base pseudonym

@@ -3,7 +3,7 @@
 Eight of the pre-filters (cards, phones, ids, IBANs, SSNs) are regexes that cannot match a
 string without a digit, and many strings hold none (statuses, names, replies). Asking "is there
 a digit at all" once per string and skipping those parts when there is none saves each of them
-a scan of the string: 1.3% of redaction CPU (docs/benchmarks.md, session 19).
+a scan of the string: 1.3% of redaction CPU (bench/redaction_cpu.py).
 
 A wrong "needs a digit" would hide a string from a recognizer, so the answer is proven from the
 regex's parsed form and is conservative: it counts only characters the pattern must consume that

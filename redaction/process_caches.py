@@ -7,10 +7,10 @@ interleaves long-lived entries with a task's short-lived objects, so Python's al
 give those pages back. Over 40 shards of a 2M-session run, one process redacting shard after
 shard sat at 0.42 GB between shards at first and 0.51-0.53 GB after 20 shards, peaking at
 0.66 GB; with these caches (and the findings memo of the time) emptied after each shard it
-stayed at 0.39-0.42 GB between shards and peaked at 0.56 GB, for ~2% more CPU
-(docs/benchmarks.md, session 10). Emptying them also means no value outlives its task. The
-process-wide memo of findings per text (session 6) was removed then: emptied after each shard,
-it served nothing that a call's own ``FindingsCache`` does not.
+stayed at 0.39-0.42 GB between shards and peaked at 0.56 GB, for ~2% more CPU. Emptying them
+also means no value outlives its task. There is no process-wide memo of findings per text for
+the same reason: emptied after each shard, it would serve nothing that a call's own
+``FindingsCache`` does not.
 
 Only modules already loaded are touched: forgetting never imports Presidio into a process that
 has not redacted.

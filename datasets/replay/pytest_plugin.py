@@ -43,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
     split = config.getoption("--golden-split")
     if split is not None:
         # loaded only when a golden option is given: pytest imports this plugin in every run
-        from golden_distill.filters.curation_config import SPLITS
+        from golden_distill.datasets.schema import SPLITS
 
         if split not in SPLITS:
             raise pytest.UsageError(f"--golden-split {split!r}: one of {', '.join(SPLITS)}")

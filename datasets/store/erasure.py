@@ -3,7 +3,8 @@
 A golden set never holds a subject's raw values, only what redaction made of them with the
 current pseudonym key: a format-keeping key pseudonym for key fields (``user_id=X``), a
 ``<ENTITY_hex8>`` placeholder for personal values (``email=Y``). So erasure derives those
-*needles* with the same code and key (``redaction.pseudonym``), finds every case of every
+*needles* with the same code and key (``redaction/erasure_needles.py``, which the caller runs
+and hands in: the store sits below redaction and never imports it), finds every case of every
 published version that holds one (key columns, step arguments and responses, messages, text:
 any string anywhere in the row), then:
 
@@ -53,8 +54,6 @@ from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.layout import SetLayout
 from golden_distill.datasets.store.publish import withdraw_version
 from golden_distill.datasets.store.versions import list_versions, read_manifest
-from golden_distill.redaction.key_rules import KeyRule, PiiRule, RuleMatcher
-from golden_distill.redaction.pseudonym import key_pseudonym, value_token
 
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}")
 
@@ -79,26 +78,6 @@ class Subject:
                 "personal field of the redaction config, or an entity type such as PERSON)"
             )
         return cls(name, value.strip())
-
-
-def subject_needles(subject: Subject, secret: bytes, matcher: RuleMatcher) -> set[str]:
-    """What redaction with this key made of the subject's value: its pseudonym or placeholder."""
-    rule = matcher.match((subject.field,))
-    if isinstance(rule, KeyRule):
-        # redaction widens a pseudonym that would equal another original of its table
-        # (redaction/collisions.py): the widened forms are searched too
-        return {
-            key_pseudonym(subject.value, rule.key_type, secret, rule.prefix, widen)
-            for widen in range(3)
-        }
-    if isinstance(rule, PiiRule):
-        return {value_token(subject.value, rule.entity_type, secret)}
-    if subject.field.isupper():  # an entity type named directly (PERSON, PHONE_NUMBER...)
-        return {value_token(subject.value, subject.field, secret)}
-    raise ErasureError(
-        f"subject field {subject.field!r}: no redaction key field or key rule says what it is; "
-        "use a configured field (user_id, email...) or an entity type (PERSON=...)"
-    )
 
 
 def subject_digest(subject: Subject, secret: bytes) -> str:
@@ -149,14 +128,15 @@ def plan_erasure(
     set_name: str,
     subjects: list[Subject],
     secret: bytes,
-    matcher: RuleMatcher,
+    needles: set[str],
     erasure_key: ErasureKey | None = None,
 ) -> tuple[ErasurePlan, set[str]]:
-    """Which versions hold the subjects, and the needles found (kept in memory only)."""
+    """Which versions hold the subjects' ``needles`` (what redaction made of them with the
+    pseudonym key ``secret``: ``redaction.erasure_needles.subject_needles``); returns the plan
+    and the needles (kept in memory only)."""
     if not subjects:
         raise ErasureError("no subject given (--subject FIELD=VALUE)")
     layout = SetLayout(set_name)
-    needles = set().union(*(subject_needles(s, secret, matcher) for s in subjects))
     plan = ErasurePlan(set_name)
     plan.subject_digests = sorted(subject_digest(s, secret) for s in subjects)
     plan.needle_digests = sorted(needle_digest(n) for n in needles)

@@ -93,7 +93,7 @@ from golden_distill.datasets.store.manifest import (
     dump_manifest,
     parse_fields,
 )
-from golden_distill.datasets.store.replay import ReplayCheckResult
+from golden_distill.datasets.store.recorded_calls import ReplayCheckResult
 from golden_distill.datasets.store.signing import (
     SIGNATURE_NAME,
     SIGNING_KEY_ENV,

@@ -142,10 +142,10 @@ def signing_key_from_env(
     if value:
         return load_private_key(value)
     if secret_block:
-        from golden_distill.redaction.keys import _from_prefect  # lazy: only when configured
+        from golden_distill.datasets.prefect_secret import read_secret_block
 
         try:
-            material = _from_prefect(secret_block)
+            material = read_secret_block(secret_block)
         except Exception as exc:  # the block is missing or the API is unreachable
             raise SigningKeyError(
                 f"cannot load Prefect Secret block {secret_block!r} ({type(exc).__name__})"

@@ -1,13 +1,13 @@
 """The replay check over a version's staged case files, on two cores when the set is large.
 
 Publishing verifies the bytes it staged before the version becomes visible: every case's
-steps are read back and checked (``replay.check_table_except``). It is a pure function of each
-case, most of publishing's time at a million sessions (~18 s of CPU for 145k cases), and it
-runs when the redaction workers are gone, so a large set is checked on two cores: this process
-takes whole row groups of the staged files from the front while one helper process takes them
-from the back (datasets/front_and_back.py; ~0.23 GB for the helper at 2M sessions, when
-publishing is the process tree's peak). The result is the same, in the same order, as the
-one-process check (tests/datasets/store/test_staged_check.py).
+steps are read back and checked (``recorded_calls.check_table_except``). It is a pure
+function of each case, most of publishing's time at a million sessions (~18 s of CPU for 145k
+cases), and it runs when the redaction workers are gone, so a large set is checked on two
+cores: this process takes whole row groups of the staged files from the front while one helper
+process takes them from the back (datasets/front_and_back.py; ~0.23 GB for the helper at 2M
+sessions, when publishing is the process tree's peak). The result is the same, in the same
+order, as the one-process check (tests/datasets/store/test_staged_check.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from golden_distill.datasets.front_and_back import front_and_back, helper_would_help
-from golden_distill.datasets.store.replay import ReplayCheckResult, check_table_except
+from golden_distill.datasets.store.recorded_calls import ReplayCheckResult, check_table_except
 
 if TYPE_CHECKING:  # polars only for a grown set's digests (the pipeline install)
     import polars as pl

@@ -21,7 +21,7 @@ from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.integrity import load_version
 from golden_distill.datasets.store.layout import LayoutError, SetLayout
 from golden_distill.datasets.store.manifest import ManifestError, volatile_keys_of
-from golden_distill.datasets.store.replay import ReplayCheckResult, check_table
+from golden_distill.datasets.store.recorded_calls import ReplayCheckResult, check_table
 
 
 class ChecksumError(IOError):

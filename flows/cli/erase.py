@@ -68,6 +68,7 @@ def erase_cmd(
     from golden_distill.datasets.store.erasure import ErasureError, Subject, plan_erasure
     from golden_distill.datasets.store.erasure_key import ErasureKeyError, erasure_key_from_env
     from golden_distill.datasets.store.layout import check_set_name
+    from golden_distill.redaction.erasure_needles import needles_of
     from golden_distill.redaction.key_rules import RuleMatcher
     from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
 
@@ -81,7 +82,7 @@ def erase_cmd(
             local_key_file=pipeline.redaction.local_key_file,
         ).key
         erasure_key = erasure_key_from_env()
-        matcher = RuleMatcher(pipeline.redaction)
+        needles = needles_of(subjects, key.secret, RuleMatcher(pipeline.redaction))
     except (ErasureError, PseudonymKeyError, ErasureKeyError) as exc:
         _fail(str(exc))
     signer = None if dry_run else _signer_for(fs, set_name, pipeline)
@@ -90,7 +91,7 @@ def erase_cmd(
     def plan_now() -> Any:
         try:
             return guard(
-                lambda: plan_erasure(fs, set_name, subjects, key.secret, matcher, erasure_key)
+                lambda: plan_erasure(fs, set_name, subjects, key.secret, needles, erasure_key)
             )[0]
         except ErasureError as exc:
             _fail(str(exc))

@@ -51,7 +51,7 @@ from golden_distill.flows.work_folder import WorkFolder
 #: The helper holds ~0.28 GB (polars, scikit-learn, one bucket's features), and this process
 #: grows with the night's candidates: at 2M sessions (1.26M candidates) the select worker is the
 #: process tree's peak, under issue 15's 2 GB only without a helper; a million-session night
-#: (631k candidates) gains ~13 s of the step's ~45 (docs/benchmarks.md, session 16).
+#: (631k candidates) gains ~13 s of the step's ~45 with the helper.
 TWO_PROCESSES_MAX_CANDIDATES = 800_000
 #: Buckets from which a helper is worth starting (~2 s to spawn and import; a bucket ~2 s).
 TWO_PROCESSES_MIN_BUCKETS = 3
@@ -141,7 +141,7 @@ def deduplicate_candidates(
         del keys, wanted
         tables, parts, largest = [], [], []
         # the collection after each bucket then walks only that bucket's objects, not every
-        # module of the select worker (~0.16 s each: 2.7 s of the 1M select step, session 18)
+        # module of the select worker (~0.16 s each: 2.7 s of a 1M-session select step)
         freeze_loaded_objects("dedup step")
         with _bucket_files(files, plan, scores, work) as buckets:
             plan = replace(plan, assignment=plan.assignment.clear())  # dealt: counts only

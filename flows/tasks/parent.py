@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from golden_distill.datasets.reader import GoldenSet, VersionNotFound, open_set
 from golden_distill.datasets.schema import GOLDEN_SCHEMA
-from golden_distill.datasets.store.replay import steps_digests
+from golden_distill.datasets.store.recorded_calls import steps_digests
 from golden_distill.filters.dedup.signature import signatures
 from golden_distill.filters.inputs import tool_sequence_signature
 from golden_distill.flows.caching import shard_config_sha256
@@ -33,7 +33,7 @@ class Parent:
     cases: pl.DataFrame  # PARENT_COLUMNS + signature (the quotas' tool-sequence hash)
     signatures: pl.DataFrame | None  # SIGNATURE_SCHEMA of its cases (None: dedup off)
     clusters: pl.DataFrame | None  # its published cluster table
-    #: steps digests of its cases (datasets/store/replay.steps_digests): it passed the replay
+    #: steps digests of its cases (datasets/store/recorded_calls.py): it passed the replay
     #: check, so a case carried with the same steps need not be checked again at publish
     step_digests: pl.DataFrame | None = None
 

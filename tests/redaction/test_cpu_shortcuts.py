@@ -1,4 +1,4 @@
-"""The CPU shortcuts of session 7 (s7red) find exactly what the paths they skip find.
+"""The redaction CPU shortcuts find exactly what the paths they skip find.
 
 * the analyzer's lean call of Presidio's engine (``TextAnalyzer._lean_analyze``): the same
   findings, in the same order, as ``AnalyzerEngine.analyze``;

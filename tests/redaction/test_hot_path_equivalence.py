@@ -1,4 +1,4 @@
-"""The cheaper paths of session 5 (issue 11t) decide exactly what the paths they replace did.
+"""The cheaper redaction paths decide exactly what the full paths they stand in for did.
 
 * the key pass's own walk (``key_walk.case_keys``) returns the very keys, in the very order
   (the first rule a value is seen under is its rule), and the unknown identifiers that the full

@@ -98,7 +98,7 @@ def test_key_repr_never_shows_the_secret() -> None:
 
 @pytest.mark.parametrize(
     ("value", "key_type", "prefix", "widen", "expected"),
-    [  # computed by the implementation before the round prototypes were precomputed (s6time)
+    [  # computed by the implementation before the round prototypes were precomputed
         ("#W2378156", "order", "#W", 0, "#W4249749"),
         ("ORD-55120", "order", "ORD-", 0, "ORD-22145"),
         ("sara_doe_496", "user", None, 0, "fckb_zxe_728"),

@@ -229,7 +229,7 @@ def test_prechecked_cases_are_not_checked_again_but_changed_steps_are(target, ca
     """A grown set's carried cases passed the replay check in their version: with their steps
     digest (``prechecked``) publish checks only the other cases; a case whose steps differ
     from its digest is checked, and a stale one still blocks the publish."""
-    from golden_distill.datasets.store.replay import steps_digests
+    from golden_distill.datasets.store.recorded_calls import steps_digests
 
     table = casegen.make_table(12)
     carried = steps_digests(table.slice(0, 10))  # as the previous version published them
