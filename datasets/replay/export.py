@@ -8,9 +8,8 @@
   that name) metadata Chronicle's replay orders by. A call repeated with the same arguments
   after a failure is ``attempt`` n+1 with a ``retry_of`` link. Plain JSON: agent-chronicle is not
   needed to write it.
-* ``chat-jsonl``: OpenAI-style transcripts (``messages`` with assistant ``tool_calls`` and
-  ``role: tool`` replies, plus the case's ids and ``expected``) that the chat adapter reads back
-  to the same steps (a recorded timeout reads back as an error: transcripts have no timeouts).
+* ``chat-jsonl``: OpenAI chat transcripts (``export_chat.py``) that ``golden ingest --format
+  chat`` reads back to the same steps, kinds, statuses, mutating flags and tokens.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import orjson
 
 from golden_distill.datasets.canonical_json import canonical_json
 from golden_distill.datasets.case import Case, Step
+from golden_distill.datasets.replay.export_chat import chat_transcript
 from golden_distill.datasets.replay.stubs import TOOL_KINDS, parse_json
 
 FORMATS = ("chronicle", "chat-jsonl")
@@ -112,55 +112,6 @@ def chronicle_envelopes(case: Case) -> list[dict[str, Any]]:
             }
         )
     return envelopes
-
-
-def chat_transcript(case: Case) -> dict[str, Any]:
-    """One OpenAI-style transcript: the user turn, each call and its reply, the answer."""
-    messages: list[dict[str, Any]] = []
-    if case.user_input is not None:
-        messages.append({"role": "user", "content": case.user_input})
-    for step in _tool_steps(case):
-        call_id = f"call_{step.seq}"
-        messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": step.name, "arguments": step.arguments},
-                    }
-                ],
-            }
-        )
-        reply: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "name": step.name}
-        reply["content"] = step.response
-        if step.status != "ok":
-            reply["error"] = step.error if step.error is not None else step.status
-        messages.append(reply)
-    if case.outcome.answer_text:
-        messages.append({"role": "assistant", "content": case.outcome.answer_text})
-    record: dict[str, Any] = {
-        "id": case.trace_id or case.case_id,
-        "case_id": case.case_id,
-        "session_id": case.session_id,
-        "tenant_id": case.tenant_id,
-        "user_id": case.user_id,
-        "agent_version": case.agent.agent_version,
-        "model": case.agent.model_name,
-        "status": case.outcome.status,
-        "recorded_at": case.recorded_at.isoformat() if case.recorded_at else None,
-        "messages": messages,
-    }
-    if case.expected is not None:
-        record["expected"] = {
-            "final_state": case.expected.final_state,
-            "actions": [{"name": a.name, "arguments": a.arguments} for a in case.expected.actions],
-            "answer_facts": list(case.expected.answer_facts),
-            "source": case.expected.source,
-        }
-    return record
 
 
 def export_cases(cases: Iterable[Case], fmt: str, out_dir: Path) -> Iterator[Path]:

@@ -1,19 +1,14 @@
 """Exports: Chronicle envelopes that agent-chronicle itself loads and replays (tools become
 Chronicle boundaries that return the golden response without running; a recorded error comes
-back as Chronicle's RecordedCallError), and chat-jsonl transcripts the chat adapter reads back
-to the same steps."""
+back as Chronicle's RecordedCallError). chat-jsonl: test_export_chat.py."""
 
 from __future__ import annotations
 
 import orjson
 import pytest
 
-from golden_distill.datasets.quarantine import Quarantine
 from golden_distill.datasets.reader import open_set
 from golden_distill.datasets.replay.export import export_cases
-from golden_distill.datasets.sources.base import ReadStats
-from golden_distill.datasets.sources.chat import ChatAdapter
-from golden_distill.datasets.sources.config import IngestConfig
 
 chronicle = pytest.importorskip("chronicle")  # the test dependency (agent-chronicle)
 from agentplane_primitives.models import Envelope  # noqa: E402
@@ -72,26 +67,3 @@ def _plain(value):
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
-
-@pytest.mark.parametrize("which", ["generated_set", "tau_set"])
-def test_chat_jsonl_reads_back_to_the_same_steps(which, request, tmp_path) -> None:
-    golden = open_set(*request.getfixturevalue(which))
-    cases = [c.case for c in golden.cases()][:50]
-    paths = list(export_cases(cases, "chat-jsonl", tmp_path))
-    adapter = ChatAdapter(IngestConfig())
-    for case, path in zip(cases, paths, strict=True):
-        [row] = list(adapter.read(str(path), Quarantine(), ReadStats()))
-        got = [(s["name"], s["arguments"], s["response"], s["status"] != "ok", s["error"])
-               for s in row["steps"]]  # fmt: skip
-        want = [(s.name, s.arguments, s.response, s.status != "ok", s.error)
-                for s in sorted(case.steps, key=lambda s: s.seq)]  # fmt: skip
-        assert got == want
-        assert [s["canonical_args_sha256"] for s in row["steps"]] == [
-            s.canonical_args_sha256 for s in sorted(case.steps, key=lambda s: s.seq)
-        ]
-        if case.expected is not None:
-            assert row["expected"]["actions"] == [
-                {"name": a.name, "arguments": a.arguments} for a in case.expected.actions
-            ]
-            assert row["expected"]["final_state"] == case.expected.final_state
