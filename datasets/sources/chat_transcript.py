@@ -149,7 +149,7 @@ class TranscriptConverter:
         self.finisher.finish(row, recorded=RECORDED if golden is not None else ())
         row["expected"] = self._expected(meta)
         if row["outcome"]["handoff"] and golden is None:
-            row["outcome"]["handoff_reason"] = _handoff_reason(steps)
+            row["outcome"]["handoff_reason"] = handoff_reason(steps)
         return row
 
     def _expected(self, meta: dict[str, Any]) -> dict[str, Any] | None:
@@ -239,7 +239,7 @@ class TranscriptConverter:
             step["error"] = flag if isinstance(flag, str) else (text or "error")
 
 
-def _handoff_reason(steps: list[dict[str, Any]]) -> str | None:
+def handoff_reason(steps: list[dict[str, Any]]) -> str | None:
     """The hand-off call's own ``reason``/``summary`` argument, when it gave one."""
     for step in steps:
         if step["kind"] != "handoff" or not step["arguments"]:

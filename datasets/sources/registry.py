@@ -12,10 +12,12 @@ from golden_distill.datasets.sources.chronicle import ChronicleAdapter
 from golden_distill.datasets.sources.evidence import EvidenceAdapter
 from golden_distill.datasets.sources.native import NativeAdapter
 from golden_distill.datasets.sources.otel import OtelAdapter
+from golden_distill.datasets.sources.tau2 import Tau2Adapter
 
 ADAPTERS: dict[str, type[SourceAdapter]] = {}
 ADAPTERS["native"] = NativeAdapter
 ADAPTERS["chronicle"] = ChronicleAdapter
+ADAPTERS["tau2"] = Tau2Adapter
 ADAPTERS["chat"] = ChatAdapter
 ADAPTERS["evidence"] = EvidenceAdapter
 ADAPTERS["otel"] = OtelAdapter
