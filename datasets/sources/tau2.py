@@ -153,7 +153,8 @@ class Tau2Adapter:
             task = tasks.get(str(task_id)) if task_id is not None else None
             if task is None:
                 raise RecordProblem(MISSING_FIELD, "task_id (no such task in `tasks`)")
-            record_id = f"task={task_id}/trial={simulation.get('trial')}/id={sim_id}"
+            # the simulation id is the trace id (a key: pseudonymised on publish), not repeated
+            record_id = f"task={task_id}/trial={simulation.get('trial')}"
             row = new_case_row(case_id, "tau2", uri, position, record_id)
             return self.converter.fill(row, simulation, task, run)
         except RecordProblem as problem:
