@@ -14,8 +14,10 @@ adapter reads it back; other consumers ignore it): per call, by ``tool_call_id``
 ``seq``, ``kind`` (tool or handoff), ``status`` (``timeout`` is not ``error``), ``is_mutating``,
 ``system``, ``tokens``, ``latency_ms``; the recorded ``model``/``route`` steps whole (a transcript
 has no message for them); where the run's own turn starts; the outcome's state, hand-off, reward
-and the intent. So ``golden ingest --format chat`` of an export gives the case's steps back with
-their kinds, statuses, mutating flags and tokens.
+and the intent; the model parameters, prompt version and variables; the memory, retrieved
+chunks, environment versions and baseline state the replay starts from. So ``golden ingest
+--format chat`` of an export gives the case back: its steps with their kinds, statuses,
+mutating flags and tokens, and everything else but its id, source and transcript text.
 """
 
 from __future__ import annotations
@@ -217,6 +219,21 @@ def chat_transcript(case: Case) -> dict[str, Any]:
             "handoff_reason": outcome.handoff_reason,
             "low_confidence": outcome.low_confidence,
             "reward": outcome.reward,
+        },
+        # the run's setting, as recorded (JSON text fields stay text)
+        "agent": {
+            "model_params": case.agent.model_params,
+            "system_prompt_version": case.agent.system_prompt_version,
+            "prompt_variables": case.agent.prompt_variables,
+        },
+        "context": {
+            "memory": case.context.memory,
+            "env_versions": case.context.env_versions,
+            "baseline_state": case.context.baseline_state,
+            "retrieved_chunks": [
+                {"text": c.text, "index_snapshot_id": c.index_snapshot_id, "query": c.query}
+                for c in case.context.retrieved_chunks
+            ],
         },
     }
     record: dict[str, Any] = {

@@ -94,7 +94,8 @@ def apply_golden(
     row: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """``steps`` (from the transcript, ``call_ids`` beside them) with the recorded facts
-    applied, the model/route steps put back, in recorded order; the outcome and intent too."""
+    applied, the model/route steps put back, in recorded order; the outcome, intent, agent
+    parameters and starting context too."""
     calls = golden.get("calls") or {}
     if not isinstance(calls, dict):
         raise RecordProblem(WRONG_TYPE, "metadata.golden.calls is not an object")
@@ -120,7 +121,34 @@ def apply_golden(
     return steps
 
 
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _setting(golden: dict[str, Any], row: dict[str, Any]) -> None:
+    """The agent's parameters and the context the run started from (JSON text as recorded)."""
+    agent = golden.get("agent")
+    if isinstance(agent, dict):
+        for name in ("model_params", "system_prompt_version", "prompt_variables"):
+            if name in agent:
+                row["agent"][name] = _text(agent[name])
+    context = golden.get("context")
+    if not isinstance(context, dict):
+        return
+    for name in ("memory", "env_versions", "baseline_state"):
+        if name in context:
+            row["context"][name] = _text(context[name])
+    chunks = context.get("retrieved_chunks")
+    if isinstance(chunks, list):
+        row["context"]["retrieved_chunks"] = [
+            {k: _text(c.get(k)) for k in ("text", "index_snapshot_id", "query")}
+            for c in chunks
+            if isinstance(c, dict)
+        ]
+
+
 def _outcome(golden: dict[str, Any], row: dict[str, Any]) -> None:
+    _setting(golden, row)
     if "user_input" in golden:
         text = golden["user_input"]
         row["user_input"] = None if text is None else str(text)
