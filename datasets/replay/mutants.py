@@ -257,17 +257,45 @@ class UnrecordedTool(Mutant):
         return _with_calls(case, calls)
 
 
+def _ids(value: Any) -> set[str]:
+    """String forms of the values under id-like keys, at any depth."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if is_id_key(str(key)) and isinstance(item, str | int) and not isinstance(item, bool):
+                found.add(str(item))
+            elif isinstance(item, dict | list):
+                found |= _ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _ids(item)
+    return found
+
+
 @register
 class SkipRead(Mutant):
     name = "skip_read"
-    describes = "the first read is never made"
+    describes = "a required read (of an entity a later write changes; else the first) is skipped"
 
     def plan(self, case: ReplayInput) -> Plan | None:
-        reads = [i for i, c in enumerate(case.baseline_calls) if not c.is_write]
+        calls = list(case.baseline_calls)
+        reads = [i for i, c in enumerate(calls) if not c.is_write]
         if not reads:
             return None
-        calls = list(case.baseline_calls)
-        del calls[reads[0]]
+        required = next(
+            (
+                i
+                for i in reads
+                if _ids(calls[i].arguments)
+                and any(
+                    _ids(calls[i].arguments) & _ids(later.arguments)
+                    for later in calls[i + 1 :]
+                    if later.is_write
+                )
+            ),
+            reads[0],
+        )
+        del calls[required]
         return _with_calls(case, calls)
 
 

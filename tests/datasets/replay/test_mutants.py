@@ -82,6 +82,10 @@ def test_unrecorded_tool_skipped_read_and_other_intent() -> None:
     assert [c.name for c in calls] == ["erp_get_order", UNRECORDED_TOOL, "fin_pay"]
     assert _plan("skip_read", case).calls == (PAY,)
     assert _plan("skip_read", _case(PAY)) is None
+    # the read a later write depends on (same entity) is the one skipped
+    lookup = BaselineCall(5, "kb_search", {"query": "shipping"}, False)
+    assert _plan("skip_read", _case(lookup, READ, SHIP)).calls == (lookup, SHIP)
+    assert _plan("skip_read", _case(lookup, READ, NOTE)).calls == (READ, NOTE)
     plan = _plan("other_intent", case)
     assert plan.intent == "not_ship" and plan.calls == case.baseline_calls
     assert _plan("other_intent", _case(READ, intent=None)) is None
