@@ -193,7 +193,7 @@ class SimulationConverter:
         response = {
             "content": content,
             "tool_calls": [c for c in calls if isinstance(c, dict)] or None,
-            "finish_reason": "tool_calls" if calls else "stop",
+            "finish_reason": _finish_reason(message) or ("tool_calls" if calls else "stop"),
         }
         call_step["response"] = orjson.dumps(response).decode()
         steps.append(call_step)
@@ -219,6 +219,16 @@ class SimulationConverter:
             set_arguments(step, arguments if arguments is not None else {}, keep_malformed=False)
             steps.append(step)
             pending.setdefault(str(call.get("id")), []).append(step)
+
+
+def _finish_reason(message: dict[str, Any]) -> str | None:
+    """The provider's own finish reason, when tau2 kept its raw response (``raw_data``)."""
+    raw = message.get("raw_data")
+    choices = raw.get("choices") if isinstance(raw, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        reason = choices[0].get("finish_reason")
+        return reason if isinstance(reason, str) else None
+    return None
 
 
 def _reply(step: dict[str, Any], message: dict[str, Any], i: int) -> None:

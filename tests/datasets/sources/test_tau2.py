@@ -78,6 +78,14 @@ def test_each_simulation_is_a_case_with_its_task_and_reward(tmp_path) -> None:
         assert [s.tokens for s in models] == [
             m["usage"]["prompt_tokens"] + m["usage"]["completion_tokens"] for m in turns
         ]
+        # a model step's response is the assistant turn (what a model stub serves back)
+        last = orjson.loads(models[-1].response)
+        assert last["content"] == case.outcome.answer_text and last["finish_reason"] == "stop"
+        first = orjson.loads(models[0].response)
+        assert first["finish_reason"] == "tool_calls"
+        assert [c["name"] for c in first["tool_calls"]] == [
+            c["name"] for c in turns[0]["tool_calls"]
+        ]
         # the task's expected writes (reads and the hand-off left out; compare_args kept)
         task = tasks[sim["task_id"]]
         writes = [
