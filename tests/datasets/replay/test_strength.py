@@ -79,13 +79,17 @@ def test_counts_per_funnel_and_split_follow_the_cases(tau_set) -> None:
 def test_a_case_failing_its_own_baseline_is_left_out(generated_set) -> None:
     cases, volatile = _cases(generated_set)
     cases = [c for c in cases if c.outcome.final_state][:20]
-    broken = cases[0]  # the faithful agent ends as recorded; the expectation says otherwise
+    # no state to judge (no baseline state, no write), and an expected final state the
+    # recording did not end with: the faithful replay's label is judged, and fails
+    broken = cases[0]
+    broken.context.baseline_state = None
+    broken.steps = [s for s in broken.steps if s.is_mutating is False]
     broken.expected = Expected(final_state="SOMETHING_ELSE", source="review")
     report = measure_strength(cases, volatile_keys=volatile)
     assert report.baseline_failed == [broken.case_id]
     assert report.baseline_passed == len(cases) - 1
     counted = report.total.applicable
-    alone = measure_strength(cases[1:], volatile_keys=volatile)
+    alone = measure_strength([c for c in cases if c is not broken], volatile_keys=volatile)
     assert alone.total.applicable == counted and alone.total.killed == report.total.killed
 
 
