@@ -70,8 +70,8 @@ class IngestError(ValueError):
 
 def unrecognised_message(uri: str) -> str:
     return (
-        f"could not recognise {display_uri(uri)}: not JSONL recordings, chat transcripts, "
-        "evidence tables or OTLP JSON; pass --format"
+        f"could not recognise {display_uri(uri)}: not JSONL recordings, Chronicle envelopes, "
+        "tau2 results, chat transcripts, evidence tables or OTLP JSON; pass --format"
     )
 
 

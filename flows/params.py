@@ -41,7 +41,9 @@ class DistillParams(BaseModel):
         "config's run.sources.",
     )
     source_format: str | None = Field(
-        None, description="Force one input format (native|chat|evidence|otel); default: sniffed."
+        None,
+        description="Force one input format (native|chronicle|tau2|chat|evidence|otel); "
+        "default: sniffed.",
     )
     since: datetime | None = Field(
         None, description="Keep only runs recorded at or after this instant (UTC if naive)."

@@ -29,6 +29,12 @@ from golden_distill.datasets.sources.case_rows import (
     set_arguments,
     to_utc,
 )
+from golden_distill.datasets.sources.chat_golden import (
+    RECORDED,
+    apply_golden,
+    golden_facts,
+    turn_start,
+)
 
 #: Metadata keys read from a JSONL transcript (or a tau-bench run), first present wins.
 _META_KEYS: dict[str, tuple[str, ...]] = {
@@ -98,7 +104,10 @@ class TranscriptConverter:
         if not isinstance(messages, list):
             raise RecordProblem(WRONG_TYPE, "messages is not a list")
         self._fill_meta(row, meta)
+        golden = golden_facts(meta)
+        start = turn_start(golden)
         steps: list[dict[str, Any]] = []
+        call_ids: list[str | None] = []
         # Unanswered calls by id, oldest first: recorders (tau-bench among them) reuse ids
         # across turns, so a reply answers the oldest call with its id still waiting.
         pending: dict[str, list[dict[str, Any]]] = {}
@@ -110,12 +119,15 @@ class TranscriptConverter:
             if role == "system" and row["agent"]["system_prompt_version"] is None and text:
                 digest = hashlib.sha256(text.encode()).hexdigest()
                 row["agent"]["system_prompt_version"] = f"sha256:{digest}"
+            elif i < start:  # an earlier turn: context only
+                continue
             elif role == "user" and row["user_input"] is None and text is not None:
                 row["user_input"] = text
             elif role == "assistant":
                 for j, call in enumerate(message.get("tool_calls") or []):
                     step = self._call_step(call, len(steps), f"messages[{i}].tool_calls[{j}]")
                     steps.append(step)
+                    call_ids.append(_opt_str(call.get("id")))
                     if call.get("id") is not None:
                         pending.setdefault(str(call["id"]), []).append(step)
                 if not message.get("tool_calls") and text:
@@ -128,14 +140,16 @@ class TranscriptConverter:
                         ORPHAN_TOOL_REPLY, f"messages[{i}] answers no earlier tool call"
                     )
                 self._reply(waiting.pop(0), message, text)
+        if golden is not None:  # a golden-distill export: the facts a transcript cannot hold
+            steps = apply_golden(steps, call_ids, golden, row)
         row["steps"] = steps
         row["context"]["messages"] = orjson.dumps(
             [m for m in messages if m.get("role") != "system"]
         ).decode()
-        self.finisher.finish(row)
+        self.finisher.finish(row, recorded=RECORDED if golden is not None else ())
         row["expected"] = self._expected(meta)
-        if row["outcome"]["handoff"]:
-            row["outcome"]["handoff_reason"] = _handoff_reason(steps)
+        if row["outcome"]["handoff"] and golden is None:
+            row["outcome"]["handoff_reason"] = handoff_reason(steps)
         return row
 
     def _expected(self, meta: dict[str, Any]) -> dict[str, Any] | None:
@@ -225,7 +239,7 @@ class TranscriptConverter:
             step["error"] = flag if isinstance(flag, str) else (text or "error")
 
 
-def _handoff_reason(steps: list[dict[str, Any]]) -> str | None:
+def handoff_reason(steps: list[dict[str, Any]]) -> str | None:
     """The hand-off call's own ``reason``/``summary`` argument, when it gave one."""
     for step in steps:
         if step["kind"] != "handoff" or not step["arguments"]:

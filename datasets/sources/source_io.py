@@ -62,16 +62,17 @@ class ArrayItem:
     problem: str | None = None  # None, "not_an_object" or "truncated_stream"
 
 
-def iter_json_array(data: bytes | mmap.mmap) -> Iterator[ArrayItem]:
+def iter_json_array(data: bytes | mmap.mmap, start: int = 0) -> Iterator[ArrayItem]:
     """The top-level elements of a JSON array, as raw bytes, without parsing the whole document.
 
     ``data`` may be a memory map of a local file, so a large array is paged in by the OS rather
-    than held in process memory.
+    than held in process memory. ``start``: the array begins there (an array inside a larger
+    document, ``top_level_values``); it ends at its closing bracket.
 
-    Raises ``ValueError`` when ``data`` does not start with ``[``.
+    Raises ``ValueError`` when ``data`` does not start with ``[`` (at ``start``).
     """
-    lead = _LEAD.match(data)
-    start_at = lead.end() if lead else 0
+    lead = _LEAD.match(data, start)
+    start_at = lead.end() if lead else start
     if data[start_at : start_at + 1] != b"[":
         raise ValueError("not a JSON array")
     depth, index, element_start, last_end = 0, 0, -1, start_at + 1
@@ -123,3 +124,52 @@ def mapped_bytes(uri: str) -> Iterator[bytes | mmap.mmap]:
             yield mm
         return
     yield read_bytes(uri)
+
+
+def top_level_values(data: bytes | mmap.mmap) -> dict[str, tuple[int, int]]:
+    """``{key: (start, end)}`` of each value of a top-level JSON object, by one scan of its
+    strings and brackets (nothing parsed): so a reader parses the small members whole and
+    streams a large array member with ``iter_json_array(data, start)``. A member cut off by
+    the end of the data ends there. Raises ``ValueError`` when ``data`` is not an object."""
+    lead = _LEAD.match(data)
+    at = lead.end() if lead else 0
+    if data[at : at + 1] != b"{":
+        raise ValueError("not a JSON object")
+    values: dict[str, tuple[int, int]] = {}
+    depth, key, value_start = 0, None, -1
+    for match in _TOKEN.finditer(data, at):
+        token = match.group()
+        if token[:1] == b'"':
+            if depth != 1:
+                continue
+            if key is None:  # a key: its value starts after the colon
+                colon = _COLON.match(data, match.end())
+                if colon is not None:
+                    key = token[1:-1].decode("utf-8", "replace")
+                    value_start = colon.end()
+                    if data[value_start : value_start + 1] not in (b'"', b"{", b"["):
+                        # a number, true, false or null: no token, ends before , or }
+                        end = _SCALAR_END.search(data, value_start)
+                        stop = end.start() if end is not None else len(data)
+                        values[key] = (value_start, stop)
+                        key = None
+            else:  # a string value
+                values[key] = (value_start, match.end())
+                key = None
+            continue
+        if token in (b"{", b"["):
+            depth += 1
+            continue
+        depth -= 1
+        if depth == 1 and key is not None:
+            values[key] = (value_start, match.end())
+            key = None
+        elif depth == 0:
+            break
+    if key is not None:
+        values[key] = (value_start, len(data))
+    return values
+
+
+_COLON = re.compile(rb"\s*:\s*")
+_SCALAR_END = re.compile(rb"\s*[,}]")

@@ -103,7 +103,9 @@ def ingest_command(
     fmt: Annotated[
         str | None,
         typer.Option(
-            "--format", "-f", help="native|chat|evidence|otel (default: recognised per source)."
+            "--format",
+            "-f",
+            help="native|chronicle|tau2|chat|evidence|otel (default: recognised per source).",
         ),
     ] = None,
     config: Annotated[

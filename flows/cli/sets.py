@@ -21,6 +21,7 @@ from golden_distill.flows.cli.store_access import (
     open_store,
     trusted_keys,
 )
+from golden_distill.flows.cli.strength import register as register_strength
 
 HELP = """Inspect and manage published golden sets (immutable versions in a store).
 
@@ -38,6 +39,8 @@ Examples:
     golden sets promote nightly@2026.11.29.1 stable
     golden sets gc nightly --keep-last 5 --keep-days 14          # dry run: shows the plan
     golden sets gc nightly --keep-last 5 --keep-days 14 --apply
+    golden sets strength nightly@latest                          # share of mutants it kills
+    GOLDEN_PSEUDONYM_KEY=... golden sets lookup nightly@latest --trace <production trace id>
 """
 
 
@@ -245,4 +248,5 @@ def register(app: typer.Typer) -> None:
     sets.command("verify")(verify_cmd)
     sets.command("promote")(promote_cmd)
     sets.command("gc")(gc_cmd)
+    register_strength(sets)
     app.add_typer(sets, name="sets")

@@ -139,8 +139,8 @@ def test_unreadable_sources_are_reported_and_the_others_still_read(tmp_path: Pat
     assert len(errors) == 2
     assert "no such file" in errors[0]
     assert errors[1] == (
-        f"could not recognise {odd}: not JSONL recordings, chat transcripts, evidence tables "
-        "or OTLP JSON; pass --format"
+        f"could not recognise {odd}: not JSONL recordings, Chronicle envelopes, tau2 results, "
+        "chat transcripts, evidence tables or OTLP JSON; pass --format"
     )
 
 
