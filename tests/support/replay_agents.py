@@ -103,6 +103,16 @@ def other_state(case: ReplayInput, tools: ToolStub) -> AgentResult:
     return _end(case, final_state="SOMETHING_ELSE_ENTIRELY")
 
 
+def lower_state(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    reissue(case, tools)
+    return _end(case, final_state=(case.recorded_final_state or "").lower() or None)
+
+
+def no_state(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    reissue(case, tools)
+    return _end(case, final_state=None)
+
+
 def drop_calls(seqs: dict[str, int]) -> Callable[[ReplayInput, ToolStub], AgentResult]:
     """An agent that re-issues each case's recorded calls except the one at recorded step
     ``seqs[case_id]`` (e.g. a write the task expected)."""
@@ -110,6 +120,26 @@ def drop_calls(seqs: dict[str, int]) -> Callable[[ReplayInput, ToolStub], AgentR
     def agent(case: ReplayInput, tools: ToolStub) -> AgentResult:
         drop = seqs.get(case.case_id)
         _call_all(tools, [(c.name, c.arguments) for c in case.baseline_calls if c.seq != drop])
+        return _end(case)
+
+    return agent
+
+
+def change_read(case_ids: set[str]) -> Callable[[ReplayInput, ToolStub], AgentResult]:
+    """An agent that re-issues the recorded calls, except that in the cases ``case_ids`` the
+    first read's first text argument gets a suffix (a medium parameter diff, no escape)."""
+
+    def agent(case: ReplayInput, tools: ToolStub) -> AgentResult:
+        calls = _calls(case)
+        if case.case_id in case_ids:
+            for i, call in enumerate(case.baseline_calls):
+                args = call.arguments
+                if not call.is_write and isinstance(args, dict):
+                    key = next((k for k, v in args.items() if isinstance(v, str)), None)
+                    if key is not None:
+                        calls[i] = (call.name, {**args, key: args[key] + "-changed"})
+                        break
+        _call_all(tools, calls)
         return _end(case)
 
     return agent
@@ -132,5 +162,6 @@ def wrong_facts(facts: dict[str, list[str]]) -> Callable[[ReplayInput, ToolStub]
     return agent
 
 
-__all__ = ["add_read", "change_amount", "drop_calls", "drop_write", "other_state", "reissue",
-           "swap_writes", "unrecorded_tool", "wrong_facts"]  # fmt: skip
+__all__ = ["add_read", "change_amount", "change_read", "drop_calls", "drop_write", "lower_state",
+           "no_state", "other_state", "reissue", "swap_writes", "unrecorded_tool",
+           "wrong_facts"]  # fmt: skip
