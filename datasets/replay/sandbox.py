@@ -8,7 +8,8 @@ answering a new ``reservation_id``, ``crm_create_ticket`` a ``ticketId``), else 
 arguments (those whose stem the tool name holds first: ``erp_update_order``'s ``orderId``, not
 its ``customerId``); an existing entity with that id keeps its key. Its other arguments and
 its response's scalar fields become the entity's fields (the response wins: ``status:
-UPDATED``). A write that sets no field is remembered as ``{tool: "done"}`` on its entities, so dropping it still shows. Volatile keys never count.
+UPDATED``). A write that sets no field is remembered as ``{tool: "done"}`` on its entities, so
+dropping it still shows. Volatile keys never count.
 
 The recorded state is the baseline after the recorded writes; the replayed state the baseline
 after the writes the replay made (each served its recorded or synthetic response). P0's final
