@@ -76,6 +76,10 @@ def _entity_keys(tool: str, arguments: Any, response: Any, index: dict[str, str]
     return [index.get(v) or f"{_stem(k) or 'entity'}:{v}" for k, v in chosen]
 
 
+#: The marker of a synthetic receipt (``stubs``): the harness's, not the system's state.
+MOCK_KEY = "mock"
+
+
 def _fields(value: Any, volatile: frozenset[str], scalars_only: bool) -> dict[str, Any]:
     if not isinstance(value, dict):
         return {}
@@ -84,7 +88,7 @@ def _fields(value: Any, volatile: frozenset[str], scalars_only: bool) -> dict[st
         for k, v in value.items()
         if not is_id_key(str(k))
         and str(k).lower() not in volatile
-        and not (scalars_only and isinstance(v, dict | list))
+        and not (scalars_only and (isinstance(v, dict | list) or k == MOCK_KEY))
     }
 
 

@@ -43,6 +43,7 @@ from golden_distill.datasets.replay.config import MatchingSection
 from golden_distill.datasets.replay.contract import StubEscape, ToolCallError, parse_json
 from golden_distill.datasets.replay.normalise import Normaliser, recorded_defaults
 from golden_distill.datasets.replay.sandbox import (
+    MOCK_KEY,
     State,
     Write,
     apply_writes,
@@ -357,7 +358,7 @@ def _receipt(template: Any, arguments: Any, mock_id: str) -> Any:
     """``template`` (a recorded response) with ids replaced by ``mock_id`` and fields the call
     gave taken from its arguments."""
     if not isinstance(template, dict):
-        return {"id": mock_id, "mock": True}
+        return {"id": mock_id, MOCK_KEY: True}
     args = arguments if isinstance(arguments, dict) else {}
     out: dict[str, Any] = {}
     for key, value in template.items():
@@ -369,5 +370,5 @@ def _receipt(template: Any, arguments: Any, mock_id: str) -> Any:
             out[key] = _receipt(value, {}, mock_id)
         else:
             out[key] = value
-    out["mock"] = True
+    out[MOCK_KEY] = True
     return out

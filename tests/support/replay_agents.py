@@ -165,3 +165,90 @@ def wrong_facts(facts: dict[str, list[str]]) -> Callable[[ReplayInput, ToolStub]
 __all__ = ["add_read", "change_amount", "change_read", "drop_calls", "drop_write", "lower_state",
            "no_state", "other_state", "reissue", "swap_writes", "unrecorded_tool",
            "wrong_facts"]  # fmt: skip
+
+
+# -- broken agents (usage errors) and agents for the tolerance / repeat / boundary tests ---------
+
+
+async def async_reissue(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    """The re-issuing agent written ``async def``, calling tools with ``acall``."""
+    for call in case.baseline_calls:
+        with contextlib.suppress(ToolCallError):
+            await tools.acall(call.name, call.arguments)  # type: ignore[attr-defined]
+    return _end(case)
+
+
+def returns_coroutine(case: ReplayInput, tools: ToolStub) -> Any:
+    """A plain function handing back an un-awaited coroutine."""
+    return async_reissue(case, tools)
+
+
+def returns_generator(case: ReplayInput, tools: ToolStub) -> Any:
+    yield _end(case)
+
+
+def returns_dict(case: ReplayInput, tools: ToolStub) -> Any:
+    reissue(case, tools)
+    return {"final_state": case.recorded_final_state}
+
+
+def always_raises(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    return {}["no such key"]  # type: ignore[no-any-return]
+
+
+_FLAKY_CALLS = [0]
+
+
+def flaky(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    """Skips its last call on every third replay (a global counter: outside what the replay
+    seeds, as real nondeterminism is)."""
+    _FLAKY_CALLS[0] += 1
+    calls = _calls(case)
+    if _FLAKY_CALLS[0] % 3 == 0 and calls:
+        calls = calls[:-1]
+    _call_all(tools, calls)
+    return _end(case)
+
+
+def _amounts_as_text(value: Any, separators: bool) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: (f"{v:,}" if separators else str(v))
+            if _AMOUNT.search(str(k)) and isinstance(v, int | float) and not isinstance(v, bool)
+            else _amounts_as_text(v, separators)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_amounts_as_text(v, separators) for v in value]
+    return value
+
+
+def amounts_as_text(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    """Writes amounts as text, as an LLM often does: "1905.77" or "1,905.77" (alternating)."""
+    calls = [
+        (c.name, _amounts_as_text(c.arguments, i % 2 == 0) if c.is_write else c.arguments)
+        for i, c in enumerate(case.baseline_calls)
+    ]
+    _call_all(tools, calls)
+    return _end(case)
+
+
+def _currency(case: ReplayInput) -> str | None:
+    for call in case.baseline_calls:
+        if isinstance(call.arguments, dict) and isinstance(call.arguments.get("currency"), str):
+            return call.arguments["currency"]
+    return None
+
+
+def added_currency(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    """Adds the case's recorded currency to every write that lacks one."""
+    currency = _currency(case)
+    calls = [
+        (c.name, {**c.arguments, "currency": currency})
+        if currency and c.is_write and isinstance(c.arguments, dict)
+        and "currency" not in c.arguments
+        else (c.name, c.arguments)
+        for c in case.baseline_calls
+    ]  # fmt: skip
+    _call_all(tools, calls)
+    return _end(case)

@@ -6,11 +6,9 @@ without a set the tests skip with the reason."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
 from golden_distill.datasets.reader import open_set
-from golden_distill.datasets.store.publish import publish_version
 
 pytest_plugins = ("pytester",)
 
@@ -27,24 +25,6 @@ def test_reissue(golden_case, golden_replay):
 def test_drop_write(golden_case, golden_replay):
     golden_replay(replay_agents.drop_write, golden_case)
 """
-
-
-@pytest.fixture(scope="module")
-def small_set(generated_set, tmp_path_factory) -> tuple[str, str, list[str], list[str]]:
-    """Eight cases of the generated set, republished with funnels and splits to select by."""
-    golden = open_set(*generated_set)
-    table = golden.read_table().slice(0, 8)
-    funnels = [["recovery"] if i % 2 else ["other"] for i in range(8)]
-    table = table.set_column(
-        table.schema.get_field_index("funnels"), "funnels", pa.array(funnels, pa.list_(pa.string()))
-    )
-    splits = pa.array(["regression" if i < 3 else "dev" for i in range(8)])
-    table = table.set_column(table.schema.get_field_index("split"), "split", splits)
-    store = str(tmp_path_factory.mktemp("plugin") / "store")
-    version = publish_version(store, "small", cases=table).version
-    ids = table.column("case_id").to_pylist()
-    recovery = [i for i, f in zip(ids, funnels, strict=True) if f == ["recovery"]]
-    return store, f"small@{version}", sorted(ids), sorted(recovery)
 
 
 def test_one_test_per_case_and_failures_carry_diff_lines(pytester, small_set) -> None:
