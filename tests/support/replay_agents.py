@@ -11,6 +11,10 @@ from typing import Any
 
 from golden_distill.datasets.replay import AgentResult, ReplayInput, ToolCallError, ToolStub
 from golden_distill.datasets.replay.agents import reissue
+from golden_distill.datasets.replay.boundaries import ModelResponse, register_live
+
+#: the version ``golden replay`` reports as ``new_version`` when ``--new-version`` is not given
+__version__ = "9.9.0-test"
 
 _AMOUNT = re.compile(r"amount|total|price", re.IGNORECASE)
 UNRECORDED_TOOL = "zz_unrecorded_tool"
@@ -252,3 +256,38 @@ def added_currency(case: ReplayInput, tools: ToolStub) -> AgentResult:
     ]  # fmt: skip
     _call_all(tools, calls)
     return _end(case)
+
+
+# -- model and route boundaries ------------------------------------------------------------------
+
+LIVE_CALLS: list[str] = []
+
+
+@register_live("llm")
+def live_llm(messages: Any, **params: Any) -> ModelResponse:
+    LIVE_CALLS.append("llm")
+    return ModelResponse("a live answer", tokens=7, finish_reason="stop")
+
+
+@register_live("erp_refund")
+def live_refund(arguments: Any) -> Any:  # a write: never called, the sandbox takes writes
+    LIVE_CALLS.append("erp_refund")
+    return {"refunded": "live"}
+
+
+def token_hungry(case: ReplayInput, tools: ToolStub) -> AgentResult:
+    """Makes the recorded calls and reports far more tokens than were recorded."""
+    reissue(case, tools)
+    return _end(case, tokens=10**9)
+
+
+def model_agent(case: ReplayInput, tools: Any) -> AgentResult:
+    """Plans with the model, asks the router, makes the recorded tool calls, answers with the
+    model: every boundary through the stubs."""
+    messages = [{"role": "user", "content": case.user_input}]
+    plan = tools.llm.complete(messages, model=case.model_name, temperature=0)
+    queue = tools.route("triage", {"text": case.user_input})
+    _call_all(tools, _calls(case))
+    final = tools.llm.complete([*messages, {"role": "assistant", "content": plan.content}])
+    tokens = (plan.tokens or 0) + (final.tokens or 0)
+    return AgentResult(case.recorded_final_state, final.content, queue, tokens)

@@ -13,22 +13,44 @@ from golden_distill.datasets.replay.sandbox import apply_writes, baseline_state
 
 
 def _step(seq: int, name: str, args: str, response: str, write: bool) -> Step:
-    return Step(seq=seq, kind="tool", name=name, occurrence=1, arguments=args,
-                canonical_args_sha256=canonical_args_sha256(args), response=response,
-                is_mutating=write)  # fmt: skip
+    return Step(
+        seq=seq,
+        kind="tool",
+        name=name,
+        occurrence=1,
+        arguments=args,
+        canonical_args_sha256=canonical_args_sha256(args),
+        response=response,
+        is_mutating=write,
+    )
 
 
 READ = _step(0, "erp_get_order", '{"orderId":"O-1"}', '{"orderId":"O-1","status":"PENDING"}', False)
-SHIP = _step(1, "erp_update_order", '{"orderId":"O-1","status":"SHIPPED"}',
-             '{"orderId":"O-1","status":"SHIPPED"}', True)  # fmt: skip
-CREDIT = _step(2, "crm_apply_credit", '{"customerId":"C-7","amount":50}',
-               '{"customerId":"C-7","creditId":"CR-1"}', True)  # fmt: skip
+SHIP = _step(
+    1,
+    "erp_update_order",
+    '{"orderId":"O-1","status":"SHIPPED"}',
+    '{"orderId":"O-1","status":"SHIPPED"}',
+    True,
+)
+CREDIT = _step(
+    2,
+    "crm_apply_credit",
+    '{"customerId":"C-7","amount":50}',
+    '{"customerId":"C-7","creditId":"CR-1"}',
+    True,
+)
 BASELINE = '{"order:O-1": "PENDING", "customer:C-7": {"tier": "gold"}}'
 
 
 def _case(steps, baseline=BASELINE, label="ORDER_SHIPPED", expected=None) -> Case:
-    return Case(case_id="c_state", steps=list(steps), context=Context(baseline_state=baseline),
-                outcome=Outcome(final_state=label), expected=expected)  # fmt: skip
+    return Case(
+        case_id="c_state",
+        steps=list(steps),
+        context=Context(baseline_state=baseline),
+        outcome=Outcome(final_state=label),
+        expected=expected,
+    )
 
 
 def _calls(*calls):
@@ -41,50 +63,79 @@ def _calls(*calls):
 
 
 def test_the_state_the_writes_leave() -> None:
-    state = apply_writes(baseline_state(BASELINE),
-                         [("erp_update_order", {"orderId": "O-1", "status": "SHIPPED"}, None),
-                          ("crm_apply_credit", {"customerId": "C-7", "amount": 50},
-                           {"customerId": "C-7", "creditId": "CR-1"})],
-                         frozenset())  # fmt: skip
+    state = apply_writes(
+        baseline_state(BASELINE),
+        [
+            ("erp_update_order", {"orderId": "O-1", "status": "SHIPPED"}, None),
+            (
+                "crm_apply_credit",
+                {"customerId": "C-7", "amount": 50},
+                {"customerId": "C-7", "creditId": "CR-1"},
+            ),
+        ],
+        frozenset(),
+    )
     # the order changes in place; the credit the write created is an entity of its own
-    assert state == {"order:O-1": {"status": "SHIPPED"}, "customer:C-7": {"tier": "gold"},
-                     "credit:CR-1": {"amount": 50}}  # fmt: skip
+    assert state == {
+        "order:O-1": {"status": "SHIPPED"},
+        "customer:C-7": {"tier": "gold"},
+        "credit:CR-1": {"amount": 50},
+    }
 
 
 def test_a_changed_write_is_judged_on_the_state_entity_by_entity() -> None:
     case = _case([READ, SHIP, CREDIT])
-    run = replay_case(_calls(("erp_get_order", {"orderId": "O-1"}),
-                             ("erp_update_order", {"orderId": "O-1", "status": "CANCELLED"}),
-                             ("crm_apply_credit", {"customerId": "C-7", "amount": 50})), case)  # fmt: skip
+    run = replay_case(
+        _calls(
+            ("erp_get_order", {"orderId": "O-1"}),
+            ("erp_update_order", {"orderId": "O-1", "status": "CANCELLED"}),
+            ("crm_apply_credit", {"customerId": "C-7", "amount": 50}),
+        ),
+        case,
+    )
     (row,) = [d for d in run.check.diffs if d.diff_type == "final_state_diff"]
-    assert row.detail == ("final state differs from the recorded writes' state in 1 place(s) "
-                          '(judged on the state): order:O-1.status: recorded "SHIPPED", '
-                          'replayed "CANCELLED"')  # fmt: skip
+    assert row.detail == (
+        "final state differs from the recorded writes' state in 1 place(s) "
+        '(judged on the state): order:O-1.status: recorded "SHIPPED", '
+        'replayed "CANCELLED"'
+    )
     assert row.extra["basis"] == "state" and run.check.final_state_basis == "state"
     assert not run.check.final_state_ok
 
 
 def test_a_dropped_write_leaves_the_baseline() -> None:
-    run = replay_case(_calls(("erp_get_order", {"orderId": "O-1"}),
-                             ("crm_apply_credit", {"customerId": "C-7", "amount": 50})),
-                      _case([READ, SHIP, CREDIT]))  # fmt: skip
+    run = replay_case(
+        _calls(
+            ("erp_get_order", {"orderId": "O-1"}),
+            ("crm_apply_credit", {"customerId": "C-7", "amount": 50}),
+        ),
+        _case([READ, SHIP, CREDIT]),
+    )
     (row,) = [d for d in run.check.diffs if d.diff_type == "final_state_diff"]
     assert 'order:O-1.status: recorded "SHIPPED", replayed "PENDING"' in row.detail
 
 
 def test_writes_to_different_entities_in_another_order_leave_the_same_state() -> None:
-    run = replay_case(_calls(("erp_get_order", {"orderId": "O-1"}),
-                             ("crm_apply_credit", {"customerId": "C-7", "amount": 50}),
-                             ("erp_update_order", {"orderId": "O-1", "status": "SHIPPED"})),
-                      _case([READ, SHIP, CREDIT]))  # fmt: skip
+    run = replay_case(
+        _calls(
+            ("erp_get_order", {"orderId": "O-1"}),
+            ("crm_apply_credit", {"customerId": "C-7", "amount": 50}),
+            ("erp_update_order", {"orderId": "O-1", "status": "SHIPPED"}),
+        ),
+        _case([READ, SHIP, CREDIT]),
+    )
     assert [d.diff_type for d in run.check.diffs] == ["tool_seq_diff"]  # the order, not the state
     assert run.check.final_state_ok
 
 
 def test_the_label_is_ignored_when_a_state_is_derived_and_compared_when_not() -> None:
-    run = replay_case(_calls(("erp_get_order", {"orderId": "O-1"}),
-                             ("erp_update_order", {"orderId": "O-1", "status": "SHIPPED"})),
-                      _case([READ, SHIP]))  # fmt: skip
+    run = replay_case(
+        _calls(
+            ("erp_get_order", {"orderId": "O-1"}),
+            ("erp_update_order", {"orderId": "O-1", "status": "SHIPPED"}),
+        ),
+        _case([READ, SHIP]),
+    )
     assert run.check.diffs == [] and run.check.final_state_basis == "state"
     # a read-only case with no baseline: only the label can say how it ended
     reads = _case([READ], baseline=None, label="ORDER_SHOWN")
@@ -109,11 +160,19 @@ def test_an_expected_state_is_held_to() -> None:
     expected = Expected(final_state='{"order:O-1": {"status": "SHIPPED"}}', source="native")
     case = _case([READ, SHIP], expected=expected)
     assert replay_case(reissue, case).check.diffs == []
-    run = replay_case(_calls(("erp_get_order", {"orderId": "O-1"}),
-                             ("erp_update_order", {"orderId": "O-1", "status": "HELD"})), case)  # fmt: skip
+    run = replay_case(
+        _calls(
+            ("erp_get_order", {"orderId": "O-1"}),
+            ("erp_update_order", {"orderId": "O-1", "status": "HELD"}),
+        ),
+        case,
+    )
     details = [d.detail for d in run.check.diffs if d.diff_type == "final_state_diff"]
-    assert any(d.startswith("final state misses the expected state") and
-               "order:O-1.status: expected 'SHIPPED', replayed 'HELD'" in d for d in details)  # fmt: skip
+    assert any(
+        d.startswith("final state misses the expected state")
+        and "order:O-1.status: expected 'SHIPPED', replayed 'HELD'" in d
+        for d in details
+    )
 
 
 def test_a_later_read_sees_what_the_replay_wrote() -> None:
@@ -124,6 +183,19 @@ def test_a_later_read_sees_what_the_replay_wrote() -> None:
         seen["order"] = tools.call("erp_get_order", {"orderId": "O-1"})
         return AgentResult()
 
-    replay_case(agent, _case([SHIP, _step(2, "erp_get_order", '{"orderId":"O-1"}',
-                                          '{"orderId":"O-1","status":"SHIPPED"}', False)]))  # fmt: skip
+    replay_case(
+        agent,
+        _case(
+            [
+                SHIP,
+                _step(
+                    2,
+                    "erp_get_order",
+                    '{"orderId":"O-1"}',
+                    '{"orderId":"O-1","status":"SHIPPED"}',
+                    False,
+                ),
+            ]
+        ),
+    )
     assert seen["order"]["status"] == "CANCELLED"
