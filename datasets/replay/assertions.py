@@ -6,7 +6,8 @@ the checks that can still find something run (``Check.on_fast_path``)."""
 from __future__ import annotations
 
 from golden_distill.datasets.case import Case
-from golden_distill.datasets.replay.checks import CHECKS, CheckContext
+from golden_distill.datasets.replay import checks as registry
+from golden_distill.datasets.replay.checks import CheckContext
 from golden_distill.datasets.replay.checks.base import CaseCheck, show_call
 from golden_distill.datasets.replay.config import ReplayConfig
 from golden_distill.datasets.replay.contract import AgentResult
@@ -25,7 +26,7 @@ class CaseAsserter:
         self.normaliser = Normaliser(
             config.matching, query_keys, config.assertions.query_similarity
         )
-        self.checks = [cls(config, self.normaliser) for cls in CHECKS]
+        self.checks = [cls(config, self.normaliser) for cls in registry.CHECKS]
         self.fast = [c for c in self.checks if c.on_fast_path]
 
     def check(

@@ -1,11 +1,14 @@
 """The agent contract: what a replayed agent receives, what it may call, what it returns.
 
-An agent under test is any callable ``agent(case: ReplayInput, tools: ToolStub) -> AgentResult``.
-It reads the case (user input, context, recorded time, intent, its own identity), calls tools
-only through ``tools.call(name, arguments)`` (served from the recording, never a live system) and
-returns its final state and answer. A recorded failure comes back as ``ToolCallError`` carrying
-the recorded error; a tool the recording never called raises ``StubEscape`` (a ``ToolCallError``,
-so an agent that handles tool failures carries on) and is reported.
+An agent under test is any callable ``agent(case: ReplayInput, tools: ToolStub) -> AgentResult``,
+plain or ``async def``. It reads the case (user input, context, recorded time, intent, its own
+identity), calls tools only through ``tools.call(name, arguments)`` (``await tools.acall(...)``
+in an async agent; served from the recording, never a live system), its model through
+``tools.llm.complete(messages, **params)`` and routes through ``tools.route(name, payload)``
+(the recorded steps, by occurrence), and returns an ``AgentResult``. A recorded failure comes
+back as ``ToolCallError`` carrying the recorded error; a tool the recording never called raises
+``StubEscape`` (a ``ToolCallError``, so an agent that handles tool failures carries on) and is
+reported. Returning anything but an ``AgentResult`` is a usage error, not a regression.
 """
 
 from __future__ import annotations
@@ -106,10 +109,23 @@ class AgentResult:
 
 
 class ToolStub(Protocol):
-    """What the agent calls tools through."""
+    """What the agent calls its boundaries through (``stubs.VirtualTools``)."""
 
     def call(self, name: str, arguments: Any = None) -> Any:
         """The recorded response (parsed JSON) or ``ToolCallError``."""
+        ...
+
+    async def acall(self, name: str, arguments: Any = None) -> Any:
+        """``call`` for ``async def`` agents."""
+        ...
+
+    @property
+    def llm(self) -> Any:
+        """The model: ``llm.complete(messages, **params) -> ModelResponse``."""
+        ...
+
+    def route(self, name: str, payload: Any = None) -> Any:
+        """The recorded decision of route ``name``."""
         ...
 
 
