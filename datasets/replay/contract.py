@@ -42,12 +42,13 @@ class StubEscape(ToolCallError):
 
 @dataclass(frozen=True, slots=True)
 class BaselineCall:
-    """One recorded tool call, as the re-issuing agent (and a curious test) sees it."""
+    """One recorded call, as the re-issuing agent (and a curious test) sees it."""
 
     seq: int
     name: str
     arguments: Any  # parsed JSON
     is_write: bool
+    kind: str = "tool"  # tool | handoff | model | route
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +72,16 @@ class ReplayInput:
     #: The recorded final state and answer (same purpose as ``baseline_calls``).
     recorded_final_state: str | None = None
     recorded_answer: str | None = None
+    #: The recorded model and route steps in order (same purpose as ``baseline_calls``).
+    baseline_boundaries: tuple[BaselineCall, ...] = ()
 
     @classmethod
-    def from_case(cls, case: Case, calls: tuple[BaselineCall, ...]) -> ReplayInput:
+    def from_case(
+        cls,
+        case: Case,
+        calls: tuple[BaselineCall, ...],
+        boundaries: tuple[BaselineCall, ...] = (),
+    ) -> ReplayInput:
         context = case.context
         expected = case.expected.final_state if case.expected else None
         return cls(
@@ -94,6 +102,7 @@ class ReplayInput:
             baseline_calls=calls,
             recorded_final_state=case.outcome.final_state or expected,
             recorded_answer=case.outcome.answer_text,
+            baseline_boundaries=boundaries,
         )
 
 

@@ -74,6 +74,17 @@ class CaseRun:
     agent_traceback: str | None = None
 
 
+def baseline_boundaries(tools: VirtualTools) -> tuple[BaselineCall, ...]:
+    """The recorded model and route steps, in order (most cases have none)."""
+    steps = tools.recorded_boundaries()
+    if not steps:
+        return ()
+    return tuple(
+        BaselineCall(s.seq, s.name, parse_json(s.arguments), False, s.kind)
+        for s in sorted(steps, key=lambda s: s.seq)
+    )
+
+
 def baseline_calls(case: Case, tools: VirtualTools) -> tuple[BaselineCall, ...]:
     writes = tools._writes  # every step's tool is in it (is_write's lookup, per step)
     return tuple(
@@ -101,7 +112,9 @@ def replay_case(
     try:
         tools = VirtualTools(case.steps, config.matching, volatile_keys, live,
                              case.context.baseline_state)  # fmt: skip
-        replay_input = ReplayInput.from_case(case, baseline_calls(case, tools))
+        replay_input = ReplayInput.from_case(
+            case, baseline_calls(case, tools), baseline_boundaries(tools)
+        )
         if determinism is None:  # one case alone: patch and restore around it
             with Determinism(config.determinism.tick_ms) as alone:
                 alone.case(case.case_id, case.recorded_at, tools)

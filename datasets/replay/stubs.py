@@ -57,6 +57,8 @@ EXACT, TOLERANT, NEXT_UNUSED, SYNTHETIC, EXHAUSTED, ESCAPE, LIVE = (
 )  # fmt: skip
 #: Tool kinds an agent calls (model/route steps are not tools).
 TOOL_KINDS = ("tool", "handoff")
+#: The other boundaries (``tools.llm``, ``tools.route``).
+BOUNDARY_KINDS = ("model", "route")
 _CONTAINERS = frozenset({dict, list})
 _SORT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
@@ -168,12 +170,20 @@ class VirtualTools:
         return self._routes(name, payload)
 
     @property
+    def model_log(self) -> list[Any]:
+        """The model calls made (``BoundaryCall``); empty when the agent never used ``llm``."""
+        return self._llm.log if self._llm is not None else []
+
+    @property
     def boundary_log(self) -> list[Any]:
         """Model and route calls made (``BoundaryCall``), model calls first."""
         return [*(self._llm.log if self._llm else ()), *(self._routes.log if self._routes else ())]
 
     def recorded_boundaries(self) -> list[Step]:
-        return [s for s in self.all_steps if s.kind in ("model", "route")]
+        """The recorded model and route steps (one pass; most cases have none)."""
+        if len(self.all_steps) == len(self.steps):
+            return []
+        return [s for s in self.all_steps if s.kind in BOUNDARY_KINDS]
 
     @property
     def recorded_defaults(self) -> dict[str, Any]:

@@ -81,16 +81,14 @@ class Tokens(Check):
 
     def run(self, ctx: CheckContext) -> list[Diff]:
         check, steps, result = ctx.check, ctx.case.steps, ctx.result
-        served = [c.tokens for c in ctx.tools.boundary_log if c.kind == "model"]
-        if result is not None and result.tokens is not None:
-            known = [s.tokens for s in steps if s.tokens is not None]
-            check.replayed_tokens = result.tokens
-        elif served:
+        served = ctx.tools.model_log
+        if (result is None or result.tokens is None) and served:
             known = [s.tokens for s in steps if s.kind == "model" and s.tokens is not None]
-            check.replayed_tokens = sum(t for t in served if t is not None) if known else None
+            tokens = [c.tokens for c in served if c.tokens is not None]
+            check.replayed_tokens = sum(tokens) if known else None
         else:
             known = [s.tokens for s in steps if s.tokens is not None]
-            check.replayed_tokens = None
+            check.replayed_tokens = result.tokens if result is not None else None
         check.recorded_tokens = sum(known) if known else None
         return []
 

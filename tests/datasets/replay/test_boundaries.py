@@ -174,3 +174,13 @@ def test_the_command_line_replays_model_steps_and_cuts_at_live(tmp_path) -> None
     assert agents.LIVE_CALLS == ["llm"] * 6
     bad = cli.invoke(app, [*base, "--out", str(tmp_path / "bad"), "--live", "nosuch"])
     assert bad.exit_code == 2 and "--live 'nosuch': no live implementation registered" in bad.output
+
+
+def test_the_re_issuing_agent_replays_model_and_route_steps_in_place() -> None:
+    from golden_distill.datasets.replay.agents import reissue
+
+    run = replay_case(reissue, _case())
+    assert run.check.diffs == []
+    assert run.result.answer == "Refunded 120 EUR."
+    # every recorded boundary served once, in recorded order
+    assert run.check.replayed_calls == run.check.recorded_calls == 2
