@@ -109,23 +109,31 @@ def replay_case(
     config = config or ReplayConfig()
     asserter = asserter or CaseAsserter(config)
     caller = agent if isinstance(agent, AgentCaller) else AgentCaller(agent)
+    tools = VirtualTools(case.steps, config.matching, volatile_keys, live,
+                         case.context.baseline_state)  # fmt: skip
     try:
-        tools = VirtualTools(case.steps, config.matching, volatile_keys, live,
-                             case.context.baseline_state)  # fmt: skip
-        replay_input = ReplayInput.from_case(
-            case, baseline_calls(case, tools), baseline_boundaries(tools)
-        )
         if determinism is None:  # one case alone: patch and restore around it
             with Determinism(config.determinism.tick_ms) as alone:
-                alone.case(case.case_id, case.recorded_at, tools)
-                result, failure = caller(replay_input, tools)
-        else:
-            # the clock ticks per call the stubs count
-            determinism.case(case.case_id, case.recorded_at, tools)
-            result, failure = caller(replay_input, tools)
+                return _replay(caller, case, tools, asserter, alone)
+        return _replay(caller, case, tools, asserter, determinism)
     finally:
         if caller is not agent:
             caller.close()
+
+
+def _replay(
+    caller: AgentCaller,
+    case: Case,
+    tools: VirtualTools,
+    asserter: CaseAsserter,
+    determinism: Determinism,
+) -> CaseRun:
+    """One replay of ``case`` with ``tools`` (fresh or ``reset``)."""
+    replay_input = ReplayInput.from_case(
+        case, baseline_calls(case, tools), baseline_boundaries(tools)
+    )
+    determinism.case(case.case_id, case.recorded_at, tools)  # ticks per call the stubs count
+    result, failure = caller(replay_input, tools)
     kind = failure.kind if failure else None
     trace = failure.traceback if failure else None
     check = asserter.check(case, tools, result, kind, trace)
@@ -142,16 +150,20 @@ def replay_repeated(
     live: dict[str, Callable[..., Any]] | None,
     repeat: int,
 ) -> CaseRun:
-    """``replay_case`` ``repeat`` times, merged (``repeat.merge_repeats``); the first run's
-    calls and result are kept."""
-    runs = [
-        replay_case(caller, case, config, volatile_keys, asserter, determinism, live=live)
-        for _ in range(repeat)
-    ]
+    """The case replayed ``repeat`` times (the stubs' index built once, their state reset
+    between replays), merged (``repeat.merge_repeats``); the first run's calls and result are
+    kept."""
+    case = getattr(case, "case", case)
+    tools = VirtualTools(case.steps, config.matching, volatile_keys, live,
+                         case.context.baseline_state)  # fmt: skip
+    first = _replay(caller, case, tools, asserter, determinism)
     if repeat == 1:
-        return runs[0]
-    first = runs[0]
-    first.check = merge_repeats([r.check for r in runs], config.gate.repeat.min_diff_ratio)
+        return first
+    checks = [first.check]
+    for _ in range(repeat - 1):
+        tools.reset()
+        checks.append(_replay(caller, case, tools, asserter, determinism).check)
+    first.check = merge_repeats(checks, config.gate.repeat.min_diff_ratio)
     return first
 
 

@@ -156,6 +156,16 @@ class VirtualTools:
                 self._tools.setdefault(step.name, []).append(step)
         return self._tools
 
+    def reset(self) -> None:
+        """Forget what a replay did (calls, log, writes, served boundaries): the next replay of
+        the same case starts fresh on the same index."""
+        self.calls = 0
+        self.log = []
+        self.written = {}
+        self._used = set()
+        self._llm = None
+        self._routes = None
+
     @property
     def llm(self) -> ModelStub:
         """The model boundary: ``llm.complete(messages, **params)``."""
