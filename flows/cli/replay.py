@@ -187,6 +187,11 @@ def replay_cmd(
     for line in replay.gate.lines:
         if line.crossed:
             typer.echo(f"  {line.describe()}")
+    if repeat > 1:
+        flaky = [r for r in replay.runs if r.check.flaky]
+        steady = sum(1 for r in replay.runs if r.check.reproduced == repeat)
+        typer.echo(f"  {repeat} replays per case: {steady} case(s) as recorded in {repeat}/{repeat}"
+                   f", {len(flaky)} flaky")  # fmt: skip
     if replay.changes is not None:
         changes = replay.changes
         typer.echo(f"  since {changes.previous.run_id}: {len(changes.new_cases)} case(s) newly "

@@ -9,7 +9,7 @@ from typing import Any
 
 from golden_distill.datasets.replay.checks.base import Check, CheckContext, show_call
 from golden_distill.datasets.replay.diffs import Diff
-from golden_distill.datasets.replay.stubs import ESCAPE, parse_json
+from golden_distill.datasets.replay.stubs import ESCAPE, EXHAUSTED, parse_json
 
 
 class StubEscapes(Check):
@@ -42,8 +42,10 @@ class Coverage(Check):
                 extra={"step_seq": step.seq}))  # fmt: skip
         for call in extra:
             where = f"replayed call {call.index + 1}"
+            served = ("; served its tool's last recording again (re-record the fixture if the "
+                      "call is expected)" if call.match == EXHAUSTED else "")  # fmt: skip
             out.append(ctx.diff(
-                "extra_call", f"{call.name} ({where}) has no recorded counterpart",
+                "extra_call", f"{call.name} ({where}) has no recorded counterpart{served}",
                 write=call.is_write, tool=call.name, position=where,
                 replayed=show_call(call.name, call.arguments),
                 extra={"call_index": call.index}))  # fmt: skip

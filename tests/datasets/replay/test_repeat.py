@@ -64,6 +64,7 @@ def test_the_command_line_reports_the_ratios(generated_set, tmp_path) -> None:
                                       "--repeat", "3"])  # fmt: skip
     assert result.exit_code in (0, 1), result.output
     assert "P2 flaky_cases" in result.output
+    assert "3 replays per case: 0 case(s) as recorded in 3/3, 295 flaky" in result.output
     summary = json.loads((tmp_path / "o" / "run_summary.json").read_text())
     assert summary["repeats"] == 3 and summary["flaky_cases"]
     rows = pq.read_table(tmp_path / "o" / "regression_diff_result.parquet").to_pylist()
