@@ -122,28 +122,46 @@ def model_response(step: Step) -> ModelResponse:
 
 @dataclass(slots=True)
 class _Recorded:
-    """Steps of one kind by name, and which were served."""
+    """Steps of one kind by name, and which were served (pointers: O(1) per call)."""
 
     kind: str
     steps: list[Step]
     by_name: dict[str, list[Step]] = field(default_factory=dict)
     taken: set[int] = field(default_factory=set)
     log: list[BoundaryCall] = field(default_factory=list)
+    made: dict[str, int] = field(default_factory=dict)  # calls per name, live ones included
+    _next: int = 0  # the first step of ``steps`` perhaps not yet served
+    _next_of: dict[str, int] = field(default_factory=dict)  # the same, per name
 
     def __post_init__(self) -> None:
         for step in self.steps:
             self.by_name.setdefault(step.name, []).append(step)
 
-    def calls(self, name: str) -> int:
-        return sum(1 for c in self.log if c.name == name)
+    def upcoming(self) -> Step | None:
+        """The next unserved step in recorded order."""
+        steps, taken, i = self.steps, self.taken, self._next
+        while i < len(steps) and steps[i].seq in taken:
+            i += 1
+        self._next = i
+        return steps[i] if i < len(steps) else None
+
+    def _upcoming_of(self, name: str) -> Step | None:
+        steps, taken = self.by_name.get(name, []), self.taken
+        i = self._next_of.get(name, 0)
+        while i < len(steps) and steps[i].seq in taken:
+            i += 1
+        self._next_of[name] = i
+        return steps[i] if i < len(steps) else None
 
     def next(self, name: str | None) -> Step:
         """The next unserved step of ``name`` (None: of any name, in recorded order)."""
-        pool = self.steps if name is None else self.by_name.get(name, [])
-        step = next((s for s in pool if s.seq not in self.taken), None)
-        label = name or (self.steps[-1].name if self.steps else LLM)
-        n = self.calls(label if step is None else step.name) + 1
+        step = self.upcoming() if name is None else self._upcoming_of(name)
+        label = step.name if step is not None else name or (
+            self.steps[-1].name if self.steps else LLM
+        )  # fmt: skip
+        n = self.made[label] = self.made.get(label, 0) + 1
         if step is None:
+            pool = self.steps if name is None else self.by_name.get(name, [])
             self.log.append(BoundaryCall(self.kind, label, n, None, error="fixture mismatch"))
             raise FixtureMismatch(self.kind, label, len(pool))
         self.taken.add(step.seq)
@@ -156,8 +174,8 @@ class _Recorded:
         return step
 
     def live(self, name: str, tokens: int | None = None) -> None:
-        self.log.append(BoundaryCall(self.kind, name, self.calls(name) + 1, None, live=True,
-                                     tokens=tokens))  # fmt: skip
+        n = self.made[name] = self.made.get(name, 0) + 1
+        self.log.append(BoundaryCall(self.kind, name, n, None, live=True, tokens=tokens))
 
 
 class ModelStub:
@@ -178,9 +196,8 @@ class ModelStub:
         model = params.get("model")
         named = model if isinstance(model, str) and model in self.recorded.by_name else None
         if self.live:
-            upcoming = named or next(
-                (s.name for s in self.recorded.steps if s.seq not in self.recorded.taken), None
-            )
+            step = self.recorded.upcoming()
+            upcoming = named or (step.name if step is not None else None)
             impl = self.live.get(upcoming or "") or self.live.get(LLM)
             if impl is not None:
                 answer = impl(messages, **params)

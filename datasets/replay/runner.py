@@ -127,17 +127,22 @@ def _replay(
     tools: VirtualTools,
     asserter: CaseAsserter,
     determinism: Determinism,
+    replay_input: ReplayInput | None = None,
 ) -> CaseRun:
     """One replay of ``case`` with ``tools`` (fresh or ``reset``)."""
-    replay_input = ReplayInput.from_case(
-        case, baseline_calls(case, tools), baseline_boundaries(tools)
-    )
+    if replay_input is None:
+        replay_input = input_of(case, tools)
     determinism.case(case.case_id, case.recorded_at, tools)  # ticks per call the stubs count
     result, failure = caller(replay_input, tools)
     kind = failure.kind if failure else None
     trace = failure.traceback if failure else None
     check = asserter.check(case, tools, result, kind, trace)
     return CaseRun(case, check, tools.log, result, kind, trace)
+
+
+def input_of(case: Case, tools: VirtualTools) -> ReplayInput:
+    """What the agent receives for ``case``."""
+    return ReplayInput.from_case(case, baseline_calls(case, tools), baseline_boundaries(tools))
 
 
 def replay_repeated(
@@ -150,19 +155,20 @@ def replay_repeated(
     live: dict[str, Callable[..., Any]] | None,
     repeat: int,
 ) -> CaseRun:
-    """The case replayed ``repeat`` times (the stubs' index built once, their state reset
-    between replays), merged (``repeat.merge_repeats``); the first run's calls and result are
-    kept."""
+    """The case replayed ``repeat`` times (the stubs' index and the agent's input, which is
+    frozen, built once; the stubs' state reset between replays), merged
+    (``repeat.merge_repeats``); the first run's calls and result are kept."""
     case = getattr(case, "case", case)
     tools = VirtualTools(case.steps, config.matching, volatile_keys, live,
                          case.context.baseline_state)  # fmt: skip
-    first = _replay(caller, case, tools, asserter, determinism)
+    replay_input = input_of(case, tools)
+    first = _replay(caller, case, tools, asserter, determinism, replay_input)
     if repeat == 1:
         return first
     checks = [first.check]
     for _ in range(repeat - 1):
         tools.reset()
-        checks.append(_replay(caller, case, tools, asserter, determinism).check)
+        checks.append(_replay(caller, case, tools, asserter, determinism, replay_input).check)
     first.check = merge_repeats(checks, config.gate.repeat.min_diff_ratio)
     return first
 
