@@ -13,8 +13,10 @@ row's detail extended).
    state or a recorded successful write; ``sandbox``): the baseline after the replayed writes
    must equal the baseline after the recorded writes, entity by entity, and hold what
    ``expected.final_state`` says when that is a JSON object of entities;
-3. only when no state can be derived, the agent's final-state label against the expected (else
-   the recorded) one, ignoring case and spacing; an agent that reports no label is not judged.
+3. only when no state can be derived, or when ``expected.final_state`` is a label other than
+   the recorded one (a reviewer's correction: the recording did not reach it, so no state
+   derived from it can tell), the agent's final-state label against the expected (else the
+   recorded) one, ignoring case and spacing; an agent that reports no label is not judged.
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ class FinalState(Check):
             return [ctx.diff("final_state_diff", f"agent raised {ctx.agent_error}")]
         if checks_actions(ctx.case.expected):
             return []  # judged on the expected writes (ExpectedWrites)
+        if _corrected_label(ctx):
+            return self._label(ctx)  # the expectation says more than the recording
         if ctx.as_recorded and tools.baseline is not None:
             check.final_state_checked, check.final_state_basis = True, STATE
             return []  # the recorded writes, served as recorded: the recorded state
@@ -153,6 +157,17 @@ class FinalState(Check):
             "final_state_diff", "final-state label differs (no state could be derived: judged "
             "on the agent's label)", recorded=label, replayed=got,
             extra={"basis": LABEL})]  # fmt: skip
+
+
+def _corrected_label(ctx: CheckContext) -> bool:
+    """``expected.final_state`` is a label other than the recorded one (a reviewer's
+    correction): the recording did not reach the expected outcome, so no state derived from it
+    can say whether the replay does; the agent's label is compared with the expected one."""
+    expected = ctx.case.expected.final_state if ctx.case.expected else None
+    if not expected or expected.lstrip().startswith("{"):
+        return False
+    recorded = ctx.case.outcome.final_state
+    return recorded is not None and _fold(expected) != _fold(recorded)
 
 
 def _fold(text: str) -> str:

@@ -199,3 +199,20 @@ def test_a_later_read_sees_what_the_replay_wrote() -> None:
         ),
     )
     assert seen["order"]["status"] == "CANCELLED"
+
+
+def test_a_reviewers_corrected_label_is_compared_even_with_a_state() -> None:
+    """The reviewer says the recording did not end as it should: the state its writes leave
+    cannot tell, the agent's label is held to the corrected one."""
+    corrected = Expected(final_state="ORDER_HELD_FOR_REVIEW", source="review")
+    case = _case([READ, SHIP], expected=corrected)
+    run = replay_case(reissue, case)  # ends as recorded: ORDER_SHIPPED
+    (row,) = run.check.diffs
+    assert row.diff_type == "final_state_diff" and row.extra["basis"] == "label"
+    assert (row.recorded, row.replayed) == ("ORDER_HELD_FOR_REVIEW", "ORDER_SHIPPED")
+
+    def fixed(case, tools):
+        reissue(case, tools)
+        return AgentResult(final_state="order_held_for_review")
+
+    assert replay_case(fixed, case).check.diffs == []
