@@ -16,6 +16,7 @@ import inspect
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from golden_distill.datasets.replay.contract import AgentResult
@@ -88,11 +89,17 @@ class AgentCaller:
                 "(golden_distill.datasets.replay.AgentResult)")  # fmt: skip
 
 
+_HARNESS = str(Path(__file__).parent)
+
+
 def _describe(exc: BaseException) -> str:
+    """The type and the agent's line that raised it (the stubs' own frames skipped: a recorded
+    failure or a fixture mismatch is raised inside the harness, on the agent's call)."""
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
         return type(exc).__name__
-    last = frames[-1]
+    own = [f for f in frames if not f.filename.startswith(_HARNESS)]
+    last = (own or frames)[-1]
     return (
         f"{type(exc).__name__} at {last.filename.rsplit('/', 1)[-1]}:{last.lineno} in {last.name}"
     )
