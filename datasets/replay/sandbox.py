@@ -121,25 +121,31 @@ Compare = Callable[[Any, Any], tuple[list[str], set[str]]]
 
 def state_differences(
     recorded: State, replayed: State, compare: Compare
-) -> tuple[list[str], set[str]]:
+) -> tuple[list[str], set[str], list[str]]:
     """One readable line per entity field that differs (``compare(recorded, replayed)`` gives
-    the differing paths and tolerances used for one field's values), and the tolerances."""
+    the differing paths and tolerances used for one field's values), the tolerances, and the
+    entities that differ."""
     lines: list[str] = []
     used: set[str] = set()
+    entities: list[str] = []
     for key in sorted(recorded.keys() | replayed.keys()):
         if key not in replayed:
             lines.append(f"{key}: never written by the replay (recorded {show(recorded[key])})")
+            entities.append(key)
             continue
         if key not in recorded:
             lines.append(f"{key}: written only by the replay ({show(replayed[key])})")
+            entities.append(key)
             continue
         before, after = recorded[key], replayed[key]
         differing, tolerances = compare(before, after)
         used |= tolerances
+        if differing:
+            entities.append(key)
         for path in differing:
             field = path.split(".", 1)[0].split("[", 1)[0]
             lines.append(
                 f"{key}.{field}: recorded {show(before.get(field, '(absent)'))}, "
                 f"replayed {show(after.get(field, '(absent)'))}"
             )
-    return list(dict.fromkeys(lines)), used
+    return list(dict.fromkeys(lines)), used, entities

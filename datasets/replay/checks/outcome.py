@@ -120,7 +120,7 @@ class FinalState(Check):
         tools, check = ctx.tools, ctx.check
         recorded, replayed = tools.recorded_state(), tools.replayed_state()
         compare = self._compare(ctx)
-        lines, tolerances = state_differences(recorded, replayed, compare)
+        lines, tolerances, entities = state_differences(recorded, replayed, compare)
         out = []
         if lines:
             check.final_state_ok = False
@@ -128,7 +128,7 @@ class FinalState(Check):
                 "final_state_diff", f"final state differs from the recorded writes' state in "
                 f"{len(lines)} place(s) (judged on the state): " + "; ".join(lines[:3]),
                 recorded=_show_state(recorded), replayed=_show_state(replayed),
-                tolerances=tuple(sorted(tolerances)),
+                tolerances=tuple(sorted(tolerances)), position="entities " + ", ".join(entities),
                 extra={"basis": STATE, "lines": lines}))  # fmt: skip
         expected = _expected_state(ctx)
         if expected is not None:

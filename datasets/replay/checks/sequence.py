@@ -75,7 +75,8 @@ class WriteOrder(Check):
         ]
         return [ctx.diff(
             "tool_seq_diff", "writes out of recorded order: " + "; ".join(moved), write=True,
-            tool=", ".join(dict.fromkeys(s.name for s, _ in replayed)),
+            tool=next((s.name for j, (s, _) in enumerate(replayed, 1) if rank.get(s.seq) != j),
+                      None),
             position=", ".join(f"write {j} <- recorded write {rank.get(s.seq)}"
                                for j, (s, _) in enumerate(replayed, 1)),
             recorded="\n".join(f"{i}. {show_call(s.name, parse_json(s.arguments))}"

@@ -100,6 +100,7 @@ def test_a_changed_write_is_judged_on_the_state_entity_by_entity() -> None:
         'replayed "CANCELLED"'
     )
     assert row.extra["basis"] == "state" and run.check.final_state_basis == "state"
+    assert row.position == "entities order:O-1"  # where: the entity that differs
     assert not run.check.final_state_ok
 
 
