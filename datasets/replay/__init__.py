@@ -10,9 +10,12 @@ run = replay_cases(golden.cases(), my_agent, load_replay_config("configs/gate.ya
 run.gate.verdict, run.exit_code
 ```
 
-No Prefect or Presidio is imported here: a replay job needs the reader and this package only.
+Adding an assertion: one class in ``checks/`` and one line in ``checks.CHECKS``. No Prefect or
+Presidio is imported here: a replay job needs the reader and this package only.
 """
 
+from golden_distill.datasets.replay.agent_call import AgentUsageError
+from golden_distill.datasets.replay.boundaries import FixtureMismatch, ModelResponse, register_live
 from golden_distill.datasets.replay.config import ReplayConfig, load_replay_config
 from golden_distill.datasets.replay.contract import (
     AgentResult,
@@ -26,8 +29,11 @@ from golden_distill.datasets.replay.runner import CaseRun, ReplayRun, replay_cas
 
 __all__ = [
     "AgentResult",
+    "AgentUsageError",
     "BaselineCall",
     "CaseRun",
+    "FixtureMismatch",
+    "ModelResponse",
     "ReplayConfig",
     "ReplayInput",
     "ReplayRun",
@@ -35,6 +41,7 @@ __all__ = [
     "ToolCallError",
     "ToolStub",
     "load_replay_config",
+    "register_live",
     "replay_case",
     "replay_cases",
 ]

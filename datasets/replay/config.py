@@ -48,10 +48,26 @@ class P2(StrictModel):
     )
 
 
+class RepeatLines(StrictModel):
+    """With ``--repeat N`` (each case replayed N times): which rows count, and flakiness."""
+
+    min_diff_ratio: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="A difference counts for the gate when seen in at least this share of a "
+        "case's repeats (0: in any one; 0.5: in half of them).",
+    )
+    max_flaky_cases: int = Field(
+        0, ge=0, description="P2: cases whose repeats disagree (some differ, some not), warns."
+    )
+
+
 class GateSection(StrictModel):
     p0: P0 = Field(default_factory=P0)
     p1: P1 = Field(default_factory=P1)
     p2: P2 = Field(default_factory=P2)
+    repeat: RepeatLines = Field(default_factory=RepeatLines)
 
 
 class SeveritySection(StrictModel):
@@ -81,8 +97,15 @@ class MatchingSection(StrictModel):
         description="Per tool (or '*'): key -> declared default; an added key at it is ignored.",
     )
     normalise_dates: bool = Field(True, description="2024-05-20, 05/20/2024, 20 May 2024 equal.")
-    normalise_numbers: bool = Field(
-        True, description="1 and 1.0 are equal (numbers, not numeric text)."
+    normalise_numbers: bool = Field(True, description="1 and 1.0 are equal.")
+    numeric_text: bool = Field(
+        True,
+        description='A number as text equals the number: "1905.77" = "1,905.77" = 1905.77.',
+    )
+    recorded_defaults: bool = Field(
+        True,
+        description="Ignore an added key at the one value the recording holds for that key "
+        'wherever it appears (an added "currency": "EUR" where the recording only has EUR).',
     )
     text_fields: list[str] = Field(
         default_factory=lambda: ["query", "q", "search", "city", "reason", "note"],

@@ -1,11 +1,14 @@
 """The agent contract: what a replayed agent receives, what it may call, what it returns.
 
-An agent under test is any callable ``agent(case: ReplayInput, tools: ToolStub) -> AgentResult``.
-It reads the case (user input, context, recorded time, intent, its own identity), calls tools
-only through ``tools.call(name, arguments)`` (served from the recording, never a live system) and
-returns its final state and answer. A recorded failure comes back as ``ToolCallError`` carrying
-the recorded error; a tool the recording never called raises ``StubEscape`` (a ``ToolCallError``,
-so an agent that handles tool failures carries on) and is reported.
+An agent under test is any callable ``agent(case: ReplayInput, tools: ToolStub) -> AgentResult``,
+plain or ``async def``. It reads the case (user input, context, recorded time, intent, its own
+identity), calls tools only through ``tools.call(name, arguments)`` (``await tools.acall(...)``
+in an async agent; served from the recording, never a live system), its model through
+``tools.llm.complete(messages, **params)`` and routes through ``tools.route(name, payload)``
+(the recorded steps, by occurrence), and returns an ``AgentResult``. A recorded failure comes
+back as ``ToolCallError`` carrying the recorded error; a tool the recording never called raises
+``StubEscape`` (a ``ToolCallError``, so an agent that handles tool failures carries on) and is
+reported. Returning anything but an ``AgentResult`` is a usage error, not a regression.
 """
 
 from __future__ import annotations
@@ -39,12 +42,13 @@ class StubEscape(ToolCallError):
 
 @dataclass(frozen=True, slots=True)
 class BaselineCall:
-    """One recorded tool call, as the re-issuing agent (and a curious test) sees it."""
+    """One recorded call, as the re-issuing agent (and a curious test) sees it."""
 
     seq: int
     name: str
     arguments: Any  # parsed JSON
     is_write: bool
+    kind: str = "tool"  # tool | handoff | model | route
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +72,16 @@ class ReplayInput:
     #: The recorded final state and answer (same purpose as ``baseline_calls``).
     recorded_final_state: str | None = None
     recorded_answer: str | None = None
+    #: The recorded model and route steps in order (same purpose as ``baseline_calls``).
+    baseline_boundaries: tuple[BaselineCall, ...] = ()
 
     @classmethod
-    def from_case(cls, case: Case, calls: tuple[BaselineCall, ...]) -> ReplayInput:
+    def from_case(
+        cls,
+        case: Case,
+        calls: tuple[BaselineCall, ...],
+        boundaries: tuple[BaselineCall, ...] = (),
+    ) -> ReplayInput:
         context = case.context
         expected = case.expected.final_state if case.expected else None
         return cls(
@@ -91,6 +102,7 @@ class ReplayInput:
             baseline_calls=calls,
             recorded_final_state=case.outcome.final_state or expected,
             recorded_answer=case.outcome.answer_text,
+            baseline_boundaries=boundaries,
         )
 
 
@@ -106,10 +118,23 @@ class AgentResult:
 
 
 class ToolStub(Protocol):
-    """What the agent calls tools through."""
+    """What the agent calls its boundaries through (``stubs.VirtualTools``)."""
 
     def call(self, name: str, arguments: Any = None) -> Any:
         """The recorded response (parsed JSON) or ``ToolCallError``."""
+        ...
+
+    async def acall(self, name: str, arguments: Any = None) -> Any:
+        """``call`` for ``async def`` agents."""
+        ...
+
+    @property
+    def llm(self) -> Any:
+        """The model: ``llm.complete(messages, **params) -> ModelResponse``."""
+        ...
+
+    def route(self, name: str, payload: Any = None) -> Any:
+        """The recorded decision of route ``name``."""
         ...
 
 

@@ -45,6 +45,20 @@ class Diff:
     recorded: str | None = None
     replayed: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the tool (or model/route boundary) the row is about; None for whole-case rows
+    tool: str | None = None
+    #: where: 1-based positions, e.g. "recorded call 4, replayed call 3"
+    position: str | None = None
+    #: the stage-2 tolerances applied to what this row compares (``normalise``)
+    tolerances: tuple[str, ...] = ()
+    #: with ``--repeat N``: in how many of the N replays this row appeared
+    seen: int | None = None
+    repeats: int | None = None
+
+    def signature(self) -> tuple[Any, ...]:
+        """What makes two replays' rows the same difference."""
+        return (self.diff_type, self.detail, self.recorded, self.replayed, self.tool,
+                self.position)  # fmt: skip
 
     def __post_init__(self) -> None:
         if self.diff_type not in DIFF_TYPES:

@@ -1,7 +1,9 @@
 """The CI gate: the run's figures against the red lines of ``configs/gate.yaml``.
 
 P0 (fail): write calls and their order identical, final-state convergence, no stub escapes.
-P1 (fail unless ``p1.fail`` is off): parameter parity. P2 (warn): step drift, token growth.
+P1 (fail unless ``p1.fail`` is off): parameter parity. P2 (warn): step drift, token growth, and
+with repeated replays flaky cases. A figure that cannot be known (token growth when no case
+reports tokens) is ``None``: its line shows ``n/a`` and is not crossed.
 ``exit_code``: 0 when the gate passes (warnings included), 1 when it fails; the command uses 2
 for usage and data errors.
 """
@@ -23,14 +25,20 @@ PASS, WARN, FAIL = "pass", "warn", "fail"
 class GateLine:
     level: str  # P0 | P1 | P2
     name: str
-    value: float
+    value: float | None  # None: unknown (n/a)
     limit: float
     crossed: bool
     fails: bool  # crossing it fails the gate (else warns)
 
+    @property
+    def shown(self) -> str:
+        return "n/a" if self.value is None else f"{self.value:.4g}"
+
     def describe(self) -> str:
         verdict = ("FAIL" if self.fails else "WARN") if self.crossed else "ok"
-        return f"{self.level} {self.name}: {self.value:.4g} (limit {self.limit:.4g}) {verdict}"
+        if self.value is None:
+            verdict = "n/a"
+        return f"{self.level} {self.name}: {self.shown} (limit {self.limit:.4g}) {verdict}"
 
 
 @dataclass(slots=True)
@@ -64,15 +72,19 @@ class GateResult:
         }
 
 
-def figures(checks: Iterable[CaseCheck]) -> dict[str, float]:
-    """Run-wide figures the gate compares."""
-    write_diffs = escapes = aligned = equal = recorded = replayed = 0
+def figures(checks: Iterable[CaseCheck]) -> dict[str, float | None]:
+    """Run-wide figures the gate compares (``None``: unknown)."""
+    write_diffs = escapes = aligned = equal = recorded = replayed = flaky = 0
+    repeated = False
     states = states_ok = 0
     tokens_recorded = tokens_replayed = 0
     tokens_known = False
     for check in checks:
         write_diffs += sum(1 for d in check.diffs if d.is_write and d.diff_type in WRITE_SENSITIVE)
         escapes += check.stub_escapes
+        if check.repeats is not None and check.repeats > 1:
+            repeated = True
+            flaky += check.flaky
         aligned += check.aligned
         equal += check.aligned_equal
         recorded += check.recorded_calls
@@ -84,17 +96,26 @@ def figures(checks: Iterable[CaseCheck]) -> dict[str, float]:
             tokens_known = True
             tokens_recorded += check.recorded_tokens
             tokens_replayed += check.replayed_tokens
-    return {
+    out: dict[str, float | None] = {
         "write_diffs": write_diffs,
         "stub_escapes": escapes,
         "final_state_convergence": states_ok / states if states else 1.0,
         "parameter_parity": equal / aligned if aligned else 1.0,
         "step_drift": abs(replayed - recorded) / recorded if recorded else 0.0,
-        "token_growth": (tokens_replayed / tokens_recorded - 1) if tokens_known else 0.0,
+        "token_growth": (tokens_replayed / tokens_recorded - 1) if tokens_known else None,
     }
+    if repeated:
+        out["flaky_cases"] = flaky
+    return out
 
 
-def evaluate(checks: Iterable[CaseCheck], gate: GateSection) -> tuple[GateResult, dict[str, float]]:
+def _over(value: float | None, limit: float) -> bool:
+    return value is not None and value > limit
+
+
+def evaluate(
+    checks: Iterable[CaseCheck], gate: GateSection
+) -> tuple[GateResult, dict[str, float | None]]:
     f = figures(checks)
     p0, p1, p2 = gate.p0, gate.p1, gate.p2
     lines = [
@@ -110,6 +131,10 @@ def evaluate(checks: Iterable[CaseCheck], gate: GateSection) -> tuple[GateResult
         GateLine("P2", "step_drift", f["step_drift"], p2.max_step_drift,
                  f["step_drift"] > p2.max_step_drift, False),
         GateLine("P2", "token_growth", f["token_growth"], p2.max_token_growth,
-                 f["token_growth"] > p2.max_token_growth, False),
+                 _over(f["token_growth"], p2.max_token_growth), False),
     ]  # fmt: skip
+    if "flaky_cases" in f:
+        limit = gate.repeat.max_flaky_cases
+        lines.append(GateLine("P2", "flaky_cases", f["flaky_cases"], limit,
+                              _over(f["flaky_cases"], limit), False))  # fmt: skip
     return GateResult(lines), f

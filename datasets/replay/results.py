@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -15,7 +16,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from golden_distill.datasets.replay.diffs import DIFF_TYPES, SEVERITIES
+from golden_distill.datasets.replay.diffs import DIFF_TYPES, SEVERITIES, Diff
 from golden_distill.datasets.replay.gate import FAIL, PASS, WARN
 from golden_distill.datasets.replay.runner import ReplayRun
 from golden_distill.datasets.sources.evidence_sql import redact_url, sql_dialect, sqlite_path
@@ -32,10 +33,11 @@ DIFF_SCHEMA = pa.schema(
         pa.field("case_id", pa.string(), nullable=False),
         pa.field("trace_id", pa.string()),
         pa.field("diff_type", pa.string(), nullable=False),
-        pa.field("diff_detail", pa.string()),  # JSON: {message, recorded, replayed, is_write}
+        # JSON: {message, recorded, replayed, is_write, tool, position, tolerances, seen, repeats}
+        pa.field("diff_detail", pa.string()),
         pa.field("severity", pa.string(), nullable=False),
-        pa.field("old_version", pa.string()),
-        pa.field("new_version", pa.string()),
+        pa.field("old_version", pa.string()),  # the agent version the case was recorded with
+        pa.field("new_version", pa.string()),  # the agent version replayed
         pa.field("created_at", _TS),
     ]
 )
@@ -59,21 +61,32 @@ def diff_rows(run: ReplayRun) -> list[dict[str, Any]]:
                     "case_id": diff.case_id,
                     "trace_id": diff.trace_id,
                     "diff_type": diff.diff_type,
-                    "diff_detail": orjson.dumps(
-                        {
-                            "message": diff.detail,
-                            "recorded": diff.recorded,
-                            "replayed": diff.replayed,
-                            "is_write": diff.is_write,
-                        }
-                    ).decode(),
+                    "diff_detail": orjson.dumps(detail_of(diff)).decode(),
                     "severity": diff.severity,
-                    "old_version": run.baseline_version,
+                    "old_version": case_run.case.agent.agent_version,
                     "new_version": run.new_version,
                     "created_at": run.finished_at,
                 }
             )
     return rows
+
+
+def detail_of(diff: Diff) -> dict[str, Any]:
+    """The ``diff_detail`` JSON of one row: what differs, where, what was forgiven."""
+    detail: dict[str, Any] = {
+        "message": diff.detail,
+        "recorded": diff.recorded,
+        "replayed": diff.replayed,
+        "is_write": diff.is_write,
+        "tool": diff.tool,
+        "position": diff.position,
+        "tolerances": list(diff.tolerances),
+    }
+    if diff.repeats is not None:
+        detail["seen"], detail["repeats"] = diff.seen, diff.repeats
+    if "basis" in diff.extra:
+        detail["basis"] = diff.extra["basis"]
+    return detail
 
 
 def summary_row(run: ReplayRun) -> dict[str, Any]:
@@ -108,7 +121,14 @@ def write_outputs(run: ReplayRun, out_dir: Path) -> dict[str, Path]:
         "gate_lines": run.gate.to_dict()["lines"],
         "figures": run.figures,
         "exit_code": run.exit_code,
+        "recorded_versions": run.recorded_versions,
+        "diffs_by_type": dict(Counter(d.diff_type for r in run.runs for d in r.check.diffs)),
+        "tolerated": dict(sum((Counter(r.check.tolerated) for r in run.runs), Counter())),
     }
+    repeats = {r.check.repeats for r in run.runs if r.check.repeats}
+    if repeats:
+        summary["repeats"] = max(repeats)
+        summary["flaky_cases"] = sorted(r.case.case_id for r in run.runs if r.check.flaky)
     summary_path = out_dir / f"{SUMMARY_TABLE}.json"
     summary_path.write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
     return {"diffs": diffs_path, "summary": summary_path}

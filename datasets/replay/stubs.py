@@ -9,10 +9,16 @@ Two-stage match, per call:
    tools only, the tool's next unused recording.
 
 Writes never reach anything real: a matched write returns its recording; an unmatched write gets
-a synthetic receipt shaped like the tool's recorded responses (ids ``mock-...``) and lands in an
-in-memory state table, so a later read of that entity sees what was written. A tool with no
-recording at all is a stub escape: ``StubEscape`` is raised inside the agent and reported.
-Every call is logged (``ServedCall``) for the assertions.
+a synthetic receipt shaped like the tool's recorded responses (ids ``mock-...``), and a later
+read of that entity sees what was written. Every successful write is applied to the case's
+baseline state (``sandbox``): the final-state check judges the state the writes leave. A tool
+with no recording at all is a stub escape: ``StubEscape`` is raised inside the agent and
+reported. Every call is logged (``ServedCall``) for the assertions, with the tolerances that
+matched it.
+
+The same object carries the other boundaries (``boundaries``): ``tools.llm.complete(...)`` and
+``tools.route(name, payload)`` serve the recorded model and route steps; names given as ``live``
+go to registered implementations instead (reads only: writes stay in the sandbox).
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import operator
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -33,26 +38,32 @@ from golden_distill.datasets.canonical_json import (
     normalise_volatile_keys,
 )
 from golden_distill.datasets.case import Step
+from golden_distill.datasets.replay.boundaries import ModelStub, RouteStub
 from golden_distill.datasets.replay.config import MatchingSection
 from golden_distill.datasets.replay.contract import StubEscape, ToolCallError, parse_json
-from golden_distill.datasets.replay.normalise import Normaliser
+from golden_distill.datasets.replay.normalise import Normaliser, recorded_defaults
+from golden_distill.datasets.replay.sandbox import (
+    MOCK_KEY,
+    State,
+    Write,
+    apply_writes,
+    baseline_state,
+    is_id_key,
+)
 
 #: How a call was served.
-EXACT, TOLERANT, NEXT_UNUSED, SYNTHETIC, EXHAUSTED, ESCAPE = (
-    "exact", "tolerant", "next_unused", "synthetic", "exhausted", "escape"
+EXACT, TOLERANT, NEXT_UNUSED, SYNTHETIC, EXHAUSTED, ESCAPE, LIVE = (
+    "exact", "tolerant", "next_unused", "synthetic", "exhausted", "escape", "live"
 )  # fmt: skip
 #: Tool kinds an agent calls (model/route steps are not tools).
 TOOL_KINDS = ("tool", "handoff")
+#: The other boundaries (``tools.llm``, ``tools.route``).
+BOUNDARY_KINDS = ("model", "route")
 _CONTAINERS = frozenset({dict, list})
 _SORT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-_ID_KEY = re.compile(r"(?:^id$|^ID$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
 
 
 _seq = operator.attrgetter("seq")  # a step's order (C-level: the key of every per-case sort)
-
-
-def is_id_key(key: str) -> bool:
-    return bool(_ID_KEY.search(key))
 
 
 def _plain(value: Any, volatile: frozenset[str]) -> bool:
@@ -88,19 +99,29 @@ class ServedCall:
     response: str | None  # JSON text served
     status: str
     error: str | None
+    tolerances: tuple[str, ...] = ()  # what a tolerant match forgave (``normalise``)
 
 
 class VirtualTools:
-    """The ``ToolStub`` of one case."""
+    """The ``ToolStub`` of one case: its tools, its model (``llm``) and routes (``route``)."""
 
     def __init__(
         self,
         steps: Iterable[Step],
         matching: MatchingSection,
         volatile_keys: Iterable[str] | None = None,
+        live: dict[str, Any] | None = None,
+        baseline: str | None = None,
     ) -> None:
+        steps = steps if isinstance(steps, list) else list(steps)
+        self.all_steps = steps
         self.steps = sorted([s for s in steps if s.kind in TOOL_KINDS], key=_seq)
         self.matching = matching
+        self.live = live or {}
+        self.baseline = baseline  # the case's baseline state (JSON text)
+        self._llm: ModelStub | None = None
+        self._routes: RouteStub | None = None
+        self._defaults: dict[str, Any] | None = None
         # a frozenset is taken as already normalised (replay_cases normalises once per run)
         self.volatile = (
             volatile_keys
@@ -110,7 +131,8 @@ class VirtualTools:
         self._normaliser: Normaliser | None = None  # built on the first tolerant match
         self.calls = 0  # tool calls made (the replay clock ticks once per call: determinism)
         self.log: list[ServedCall] = []
-        self.state: dict[str, dict[str, Any]] = {}  # entity id -> fields written (synthetic)
+        #: entity id -> fields synthetic writes wrote (later reads of it see them)
+        self.written: dict[str, dict[str, Any]] = {}
         self._used: set[int] = set()
         exact: dict[tuple[str, str], list[Step]] = {}
         writes: dict[str, bool] = {}  # a tool with any call not known to be a read is a write
@@ -134,6 +156,82 @@ class VirtualTools:
                 self._tools.setdefault(step.name, []).append(step)
         return self._tools
 
+    def reset(self) -> None:
+        """Forget what a replay did (calls, log, writes, served boundaries): the next replay of
+        the same case starts fresh on the same index."""
+        self.calls = 0
+        self.log = []
+        self.written = {}
+        self._used = set()
+        self._llm = None
+        self._routes = None
+
+    @property
+    def llm(self) -> ModelStub:
+        """The model boundary: ``llm.complete(messages, **params)``."""
+        if self._llm is None:
+            self._llm = ModelStub(self.all_steps, self.live)
+        return self._llm
+
+    def route(self, name: str, payload: Any = None) -> Any:
+        """The recorded decision of route ``name`` (by occurrence), or its live one."""
+        if self._routes is None:
+            self._routes = RouteStub(self.all_steps, self.live)
+        return self._routes(name, payload)
+
+    @property
+    def model_log(self) -> list[Any]:
+        """The model calls made (``BoundaryCall``); empty when the agent never used ``llm``."""
+        return self._llm.log if self._llm is not None else []
+
+    @property
+    def boundary_log(self) -> list[Any]:
+        """Model and route calls made (``BoundaryCall``), model calls first."""
+        return [*(self._llm.log if self._llm else ()), *(self._routes.log if self._routes else ())]
+
+    def recorded_boundaries(self) -> list[Step]:
+        """The recorded model and route steps (one pass; most cases have none)."""
+        if len(self.all_steps) == len(self.steps):
+            return []
+        return [s for s in self.all_steps if s.kind in BOUNDARY_KINDS]
+
+    @property
+    def recorded_defaults(self) -> dict[str, Any]:
+        """key -> the one value the recording holds for it (the ``recorded_default`` tolerance)."""
+        if self._defaults is None:
+            values = []
+            for step in self.steps:
+                values.append(parse_json(step.arguments))
+                values.append(parse_json(step.response))
+            values.append(parse_json(self.baseline))
+            self._defaults = recorded_defaults(values)
+        return self._defaults
+
+    # -- the write sandbox -------------------------------------------------------------------
+    def has_state(self) -> bool:
+        """A state can be derived: the case records a baseline or a successful write."""
+        if self.baseline is not None and parse_json(self.baseline) is not None:
+            return True
+        return any(s.status == "ok" and self.is_write(s.name) for s in self.steps)
+
+    def recorded_state(self) -> State:
+        """The baseline after the recorded successful writes."""
+        writes: list[Write] = [
+            (s.name, parse_json(s.arguments), parse_json(s.response))
+            for s in self.steps
+            if s.status == "ok" and self.is_write(s.name)
+        ]
+        return apply_writes(baseline_state(self.baseline), writes, self.volatile)
+
+    def replayed_state(self) -> State:
+        """The baseline after the writes this replay made (each with the response served)."""
+        writes: list[Write] = [
+            (c.name, c.arguments, parse_json(c.response))
+            for c in self.log
+            if c.is_write and c.status == "ok" and c.match != ESCAPE
+        ]
+        return apply_writes(baseline_state(self.baseline), writes, self.volatile)
+
     @property
     def normaliser(self) -> Normaliser:
         if self._normaliser is None:
@@ -155,6 +253,10 @@ class VirtualTools:
         return self._writes.get(tool, True)
 
     # -- the ToolStub contract ---------------------------------------------------------------
+    async def acall(self, name: str, arguments: Any = None) -> Any:
+        """``call`` for ``async`` agents."""
+        return self.call(name, arguments)
+
     def call(self, name: str, arguments: Any = None) -> Any:
         """The recorded response (parsed JSON); ``ToolCallError`` for a recorded failure."""
         self.calls += 1
@@ -173,6 +275,11 @@ class VirtualTools:
             canonical = canonical_json_normalised(arguments, volatile)
         log = self.log
         write = self._writes.get(name)
+        if self.live and name in self.live and not write:  # a read sent to its live system
+            answer = self.live[name](arguments)
+            log.append(ServedCall(len(log), name, arguments, canonical.decode(), False, LIVE,
+                                  None, orjson.dumps(answer).decode(), "ok", None))  # fmt: skip
+            return answer
         if write is None:  # no recording of this tool at all
             log.append(ServedCall(len(log), name, arguments, canonical.decode(), True, ESCAPE,
                                   None, None, "error", "stub escape"))  # fmt: skip
@@ -180,23 +287,24 @@ class VirtualTools:
         # stage 1 (exact), inlined; the stored step hashes are the key
         used = self._used
         digest = hashlib.sha256(canonical).hexdigest()
+        tolerances: tuple[str, ...] = ()
         for step in self._exact.get((name, digest), ()):
             if step.seq not in used:
                 how = EXACT
                 break
         else:
-            step, how = self._tolerant(name, canonical, write)
+            step, how, tolerances = self._tolerant(name, canonical, write)
         if step is not None:
             used.add(step.seq)
             response, status, error = step.response, step.status, step.error
         else:
             response, status, error = self._unmatched(name, arguments, write), "ok", None
             how = SYNTHETIC if write else EXHAUSTED
-        if self.state and not write and status == "ok":
+        if self.written and not write and status == "ok":
             response = self._with_state(arguments, response)
         seq = None if step is None or how is EXHAUSTED else step.seq
         log.append(ServedCall(len(log), name, arguments, canonical.decode(), write, how, seq,
-                              response, status, error))  # fmt: skip
+                              response, status, error, tolerances))  # fmt: skip
         if status != "ok":
             raise ToolCallError(name, status, error)
         if response is None:
@@ -207,18 +315,20 @@ class VirtualTools:
             return response
 
     # -- matching ----------------------------------------------------------------------------
-    def _tolerant(self, name: str, canonical: bytes, write: bool) -> tuple[Step | None, str]:
-        """Stage 2: the tool's unused recordings after the normal form, then (reads) the next."""
+    def _tolerant(
+        self, name: str, canonical: bytes, write: bool
+    ) -> tuple[Step | None, str, tuple[str, ...]]:
+        """Stage 2: the tool's unused recordings under the tolerances, then (reads) the next."""
         unused = [s for s in self._by_tool[name] if s.seq not in self._used]
         stripped = orjson.loads(canonical)
         for step in unused:
             recorded = orjson.loads(self._canonical(parse_json(step.arguments)))
-            left, right = self.normaliser.pair(name, recorded, stripped)
-            if left == right:
-                return step, TOLERANT
+            found = self.normaliser.compare(name, recorded, stripped, self.recorded_defaults)
+            if found.equal:
+                return step, TOLERANT, tuple(sorted(found.tolerances))
         if not write and unused and self.matching.reads_take_next_unused:
-            return unused[0], NEXT_UNUSED
-        return None, ""
+            return unused[0], NEXT_UNUSED, ()
+        return None, "", ()
 
     def _unmatched(self, name: str, arguments: Any, write: bool) -> str | None:
         """A synthetic receipt for a write (and the state table updated); for a read whose
@@ -232,14 +342,12 @@ class VirtualTools:
         if isinstance(arguments, dict):
             written = {k: v for k, v in arguments.items() if not is_id_key(k)}
             for entity in _id_values(arguments):
-                self.state.setdefault(entity, {}).update(written)
+                self.written.setdefault(entity, {}).update(written)
         return orjson.dumps(receipt).decode()
 
     def _with_state(self, arguments: Any, response: str | None) -> str | None:
         """A read of an entity a synthetic write changed sees the written fields."""
-        if not self.state:
-            return response
-        hits = [self.state[e] for e in _id_values(arguments) if e in self.state]
+        hits = [self.written[e] for e in _id_values(arguments) if e in self.written]
         if not hits:
             return response
         value = parse_json(response)
@@ -270,7 +378,7 @@ def _receipt(template: Any, arguments: Any, mock_id: str) -> Any:
     """``template`` (a recorded response) with ids replaced by ``mock_id`` and fields the call
     gave taken from its arguments."""
     if not isinstance(template, dict):
-        return {"id": mock_id, "mock": True}
+        return {"id": mock_id, MOCK_KEY: True}
     args = arguments if isinstance(arguments, dict) else {}
     out: dict[str, Any] = {}
     for key, value in template.items():
@@ -282,5 +390,5 @@ def _receipt(template: Any, arguments: Any, mock_id: str) -> Any:
             out[key] = _receipt(value, {}, mock_id)
         else:
             out[key] = value
-    out["mock"] = True
+    out[MOCK_KEY] = True
     return out

@@ -23,7 +23,15 @@ Every tool call the agent makes is served from the recording (never a live syste
 frozen at the recorded time and randomness is seeded per case. Writes
 `OUT/regression_diff_result.parquet`, `OUT/run_summary.json` and `OUT/report.html`.
 
-Exit code: 0 the gate passes (warnings included), 1 it fails, 2 a usage or data error.
+Exit code: 0 the gate passes (warnings included), 1 it fails, 2 a usage or data error (an
+unknown funnel or split, an agent that returns anything but AgentResult or raises on every
+case: the reason and traceback go to stderr and `OUT/report.html`).
+
+Model and route steps are served from the recording too (`tools.llm.complete(...)`,
+`tools.route(...)`): a full replay makes zero model calls. `--live NAME,...` sends those
+boundaries (a read tool, `llm` or a model name, a route) to implementations the agent's module
+registers with `register_live(NAME)`; writes stay in the sandbox. `--repeat N` replays each case
+N times and reports how often each case and each difference reproduces.
 
 With `--public-key FILE` (or `GOLDEN_PUBLIC_KEY`) the version must be signed by that key,
 whatever the store's `trusted_keys/` hold, and `latest` must not have been rolled back: an
@@ -33,7 +41,7 @@ Example:
 
     golden replay nightly@2026.12.01.1 --store ./golden-store \\
         --agent my_agent.main:run --out replay-out --gate configs/gate.yaml \\
-        --results sqlite:///replay.db --new-version 2.4.0 --split regression
+        --results sqlite:///replay.db --new-version 2.4.0 --split regression --repeat 5
 
 The agent is `MODULE:CALLABLE`, a function `agent(case, tools) -> AgentResult`
 (see docs/consuming.md); `golden_distill.datasets.replay.agents:reissue` re-issues the recorded
@@ -85,12 +93,29 @@ def replay_cmd(
         typer.Option("--split", help="Only the cases of this split: dev, regression or holdout."),
     ] = None,
     public_key: PublicKeyOpt = None,
+    live: Annotated[
+        str | None,
+        typer.Option("--live", help="Boundaries sent to registered implementations: NAME,..."),
+    ] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Replays per case.")] = 1,
+    previous: Annotated[
+        Path | None,
+        typer.Option(
+            "--previous",
+            help="A previous replay's --out folder to compare with "
+            "(default: OUT, when it holds a replay of the same set).",
+        ),
+    ] = None,
 ) -> None:
     # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.datasets.replay.agent_call import AgentUsageError
+    from golden_distill.datasets.replay.boundaries import LiveError, resolve_live
     from golden_distill.datasets.replay.config import SHIPPED_GATE, load_replay_config
-    from golden_distill.datasets.replay.report import render_report
+    from golden_distill.datasets.replay.previous import compare, load_previous
+    from golden_distill.datasets.replay.report import render_report, render_usage_error
     from golden_distill.datasets.replay.results import ResultsError, write_outputs, write_sql
     from golden_distill.datasets.replay.runner import AgentSpecError, load_agent, replay_cases
+    from golden_distill.datasets.replay.selection import SelectionError, check_selection
     from golden_distill.datasets.sources.evidence_sql import redact_url, sql_dialect
 
     _check_split(split)
@@ -98,14 +123,21 @@ def replay_cmd(
         _usage(f"--results {redact_url(results)}: expected sqlite:///... or postgresql://...")
     fs = open_store(store, storage_options, None)
     config = guard(lambda: load_replay_config(gate or SHIPPED_GATE))
+    live_names = [n.strip() for n in (live or "").split(",") if n.strip()]
     try:
-        load_agent(agent)
-    except AgentSpecError as exc:
+        load_agent(agent)  # imports the agent's module: its register_live calls run
+        resolve_live(live_names)
+    except (AgentSpecError, LiveError) as exc:
         _usage(str(exc))
     keys = trusted_keys(public_key)
     golden = guard(lambda: open_ref(fs, ref, public_key=keys))
-    total = _count(golden, funnel, split)
+    try:
+        check_selection(golden, funnel, split)
+    except SelectionError as exc:
+        _usage(f"--{exc}")
+    total = _count(golden, funnel, split) * repeat
     baseline = f"{golden.name}@{golden.version}"
+    before = load_previous(previous or out, baseline)
 
     def run() -> Any:
         # heavy: loaded when the command runs, not for `golden --help`
@@ -123,10 +155,24 @@ def replay_cmd(
                 new_version=new_version,
                 volatile_keys=golden.volatile_keys,
                 jobs=jobs,
-                on_case=lambda _: progress.advance(task),
+                on_case=lambda _: progress.advance(task, repeat),
+                live=live_names,
+                repeat=repeat,
             )
 
-    replay = guard(run)
+    try:
+        replay = guard(run)
+    except AgentUsageError as exc:
+        out.mkdir(parents=True, exist_ok=True)
+        page = render_usage_error(baseline, str(exc), exc.traceback_text)
+        (out / "report.html").write_text(page, encoding="utf-8")
+        typer.echo(f"error: {exc}", err=True)
+        if exc.traceback_text:
+            typer.echo(exc.traceback_text.rstrip(), err=True)
+        typer.echo(f"  report: {out / 'report.html'}", err=True)
+        raise typer.Exit(2) from None
+    if before is not None:
+        replay.changes = compare(before, replay)
     write_outputs(replay, out)
     (out / "report.html").write_text(render_report(replay), encoding="utf-8")
     if results:
@@ -141,19 +187,30 @@ def replay_cmd(
     for line in replay.gate.lines:
         if line.crossed:
             typer.echo(f"  {line.describe()}")
+    if repeat > 1:
+        flaky = [r for r in replay.runs if r.check.flaky]
+        steady = sum(1 for r in replay.runs if r.check.reproduced == repeat)
+        typer.echo(f"  {repeat} replays per case: {steady} case(s) as recorded in {repeat}/{repeat}"
+                   f", {len(flaky)} flaky")  # fmt: skip
+    if replay.changes is not None:
+        changes = replay.changes
+        typer.echo(f"  since {changes.previous.run_id}: {len(changes.new_cases)} case(s) newly "
+                   f"with differences, {len(changes.fixed_cases)} fixed")  # fmt: skip
     typer.echo(f"  report: {out / 'report.html'}")
     raise typer.Exit(replay.exit_code)
 
 
 def _check_split(split: str | None) -> None:
     # heavy: loaded when the command runs, not for `golden --help`
-    from golden_distill.filters.curation_config import SPLITS
+    from golden_distill.datasets.replay.selection import SelectionError, check_selection
 
-    if split is not None and split not in SPLITS:
-        _usage(f"--split {split!r}: one of {', '.join(SPLITS)}")
+    try:
+        check_selection(None, None, split)
+    except SelectionError as exc:
+        _usage(f"--{exc}")
 
 
-def _count(golden: Any, funnel: str | None, split: str | None = None) -> int | None:
+def _count(golden: Any, funnel: str | None, split: str | None = None) -> int:
     if split is not None:  # the manifest counts no splits: count the split's rows
         return golden.read_table(funnel=funnel, split=split).num_rows
     if funnel is None:

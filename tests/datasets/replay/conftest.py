@@ -38,6 +38,25 @@ def tau_set(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     return _publish([str(p) for p in all_runs_paths()], work, "tau")
 
 
+@pytest.fixture(scope="session")
+def small_set(generated_set, tmp_path_factory) -> tuple[str, str, list[str], list[str]]:
+    """Eight cases of the generated set, republished with funnels (``recovery``, ``other``) and
+    splits to select by: (store, ref, case ids, the recovery funnel's case ids)."""
+    golden = open_set(*generated_set)
+    table = golden.read_table().slice(0, 8)
+    funnels = [["recovery"] if i % 2 else ["other"] for i in range(8)]
+    table = table.set_column(
+        table.schema.get_field_index("funnels"), "funnels", pa.array(funnels, pa.list_(pa.string()))
+    )
+    splits = pa.array(["regression" if i < 3 else "dev" for i in range(8)])
+    table = table.set_column(table.schema.get_field_index("split"), "split", splits)
+    store = str(tmp_path_factory.mktemp("plugin") / "store")
+    version = publish_version(store, "small", cases=table).version
+    ids = table.column("case_id").to_pylist()
+    recovery = [i for i, f in zip(ids, funnels, strict=True) if f == ["recovery"]]
+    return store, f"small@{version}", sorted(ids), sorted(recovery)
+
+
 @pytest.fixture(params=["generated", "tau"])
 def golden(request: pytest.FixtureRequest) -> GoldenSet:
     store, ref = request.getfixturevalue(f"{request.param}_set")
@@ -46,4 +65,4 @@ def golden(request: pytest.FixtureRequest) -> GoldenSet:
 
 from pg_schema import pg_url  # noqa: E402
 
-__all__ = ["generated_set", "golden", "pg_url", "tau_set"]
+__all__ = ["generated_set", "golden", "pg_url", "small_set", "tau_set"]

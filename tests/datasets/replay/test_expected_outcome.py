@@ -97,7 +97,10 @@ def test_dropping_an_expected_tau_bench_write(tau, tau_cases) -> None:
         assert _rows(run)[r.case.case_id] == Counter({("missing_call", "high"): 1}) + ratio_row
         (missing,) = [d for d in r.check.diffs if d.diff_type == "missing_call"]
         assert missing.detail.endswith("was never called; an expected action")
-        assert f"recorded step {drops[r.case.case_id]})" in missing.detail
+        recorded = sorted(s.seq for s in r.case.steps if s.kind in TOOL_KINDS)
+        position = recorded.index(drops[r.case.case_id]) + 1  # 1-based, among the tool calls
+        assert missing.detail.startswith(f"{missing.tool} (recorded call {position})")
+        assert missing.position == f"recorded call {position}"
         assert r.check.final_state_checked and not r.check.final_state_ok
     assert run.figures["final_state_convergence"] == 0.0
     assert run.exit_code == 1

@@ -82,18 +82,43 @@ def test_only_runs_with_diffs_keep_their_call_log_by_default(golden: GoldenSet) 
     assert sum(r.check.replayed_calls for r in clean.runs) == sum(map(_calls, cases))
 
 
-def test_dropped_write_is_a_high_missing_call(golden: GoldenSet) -> None:
-    cases = [c for c, i in _inputs(golden) if agents.writes(i)]
+def _state_lost(case, replay_input: ReplayInput) -> bool | None:
+    """Whether dropping the first write changes the state the writes leave: not when the
+    recorded write failed; yes when it is the only successful call of its tool; None (either)
+    when a later call of the same tool may write the same entity again."""
+    steps = {s.seq: s for s in case.steps}
+    calls = replay_input.baseline_calls
+    first = agents.writes(replay_input)[0]
+    if steps[calls[first].seq].status != "ok":
+        return False
+    later = [c for c in calls[first + 1 :] if c.name == calls[first].name]
+    return None if any(steps[c.seq].status == "ok" for c in later) else True
+
+
+def test_dropped_write_is_a_high_missing_call_and_loses_the_state(golden: GoldenSet) -> None:
+    inputs = [(c, i) for c, i in _inputs(golden) if agents.writes(i)]
+    cases = [c for c, _ in inputs]
     run = _run(golden, cases, agents.drop_write)
-    for case in cases:
+    lost = 0
+    for case, replay_input in inputs:
         n = _calls(case)
         want = Counter({("missing_call", "high"): 1}) + _ratio_diff(n, n - 1)
-        assert _types(run)[case.case_id] == want, case.case_id
+        # the generated set's state comes from its baseline and writes; tau-bench's expected
+        # writes are its final state (a dropped expected write loses it: its own test)
+        got = _types(run)[case.case_id]
+        state_row = got.pop(("final_state_diff", "high"), 0)
+        assert got == want, case.case_id
+        expected = _state_lost(case, replay_input) if golden.name == "generated" else False
+        assert state_row == expected if expected is not None else state_row <= 1, case.case_id
+        lost += state_row
     assert run.gate.verdict == "fail" and run.exit_code == 1
     crossed = [x.name for x in run.gate.lines if x.crossed and x.fails]
-    # tau-bench's expected writes are its final state: a dropped expected write loses it
-    assert crossed == (["write_diffs"] if golden.name == "generated"
-                       else ["write_diffs", "final_state_convergence"])  # fmt: skip
+    assert crossed == ["write_diffs", "final_state_convergence"]
+    if golden.name == "generated":  # judged on the state the writes leave, not the label
+        assert lost > 100
+        assert {r.check.final_state_basis for r in run.runs} == {"state"}
+        row = next(d for r in run.runs for d in r.check.diffs if d.diff_type == "final_state_diff")
+        assert "(judged on the state)" in row.detail and row.extra["basis"] == "state"
 
 
 def test_changed_amount_is_a_high_parameter_diff(golden: GoldenSet) -> None:
@@ -104,8 +129,17 @@ def test_changed_amount_is_a_high_parameter_diff(golden: GoldenSet) -> None:
     ]
     assert len(cases) >= 10
     run = _run(golden, cases, agents.change_amount)
+    changed_state = 0
     for case in cases:
-        assert _types(run)[case.case_id] == Counter({("tool_param_diff", "high"): 1})
+        got = _types(run)[case.case_id]
+        # the changed amount is in the state the write leaves, unless a later write of the same
+        # entity overwrites it (generated purchase orders repeated with the recorded amounts)
+        changed_state += got.pop(("final_state_diff", "high"), 0)
+        assert got == Counter({("tool_param_diff", "high"): 1})
+    if golden.name == "generated":
+        assert changed_state > len(cases) * 0.8
+    else:  # tau-bench's final state is its expected writes
+        assert changed_state == 0
     receipts = [c for r in run.runs for c in r.calls if c.match == "synthetic"]
     assert len(receipts) == len(cases)  # the changed write never matched: a synthetic receipt
     assert all('"mock":true' in c.response for c in receipts)
@@ -125,8 +159,17 @@ def test_swapped_writes_are_a_high_sequence_diff(golden: GoldenSet) -> None:
             cases.append(case)
     assert cases
     run = _run(golden, cases, agents.swap_writes)
-    for case in cases:
-        assert _types(run)[case.case_id] == Counter({("tool_seq_diff", "high"): 1})
+    for r in run.runs:
+        types = _types(run)[r.case.case_id]
+        assert types[("tool_seq_diff", "high")] == 1
+        # the state differs only where the two writes set the same entity's field
+        assert set(types) <= {("tool_seq_diff", "high"), ("final_state_diff", "high")}
+        (row,) = [d for d in r.check.diffs if d.diff_type == "tool_seq_diff"]
+        # where: each write's place in the other order, 1-based; the two sides differ
+        assert "(recorded write 1) made as write 2" in row.detail
+        assert "(recorded write 2) made as write 1" in row.detail
+        assert row.recorded != row.replayed
+        assert row.replayed.startswith("1. ") and "\n2. " in row.replayed
     assert run.exit_code == 1
 
 
@@ -154,20 +197,14 @@ def test_added_read_is_a_medium_extra_call_and_only_warns(golden: GoldenSet) -> 
     assert run.exit_code == 0  # P2 only warns
 
 
-def test_other_final_state_is_a_high_final_state_diff(golden: GoldenSet) -> None:
-    cases = [
-        c
-        for c, _ in _inputs(golden)
-        if c.outcome.final_state or (c.expected and c.expected.final_state)
-    ]
-    if golden.name == "tau":  # tau-bench records no final state: nothing to converge to
-        assert cases == []
-        return
-    run = _run(golden, cases, agents.other_state)
-    for case in cases:
-        assert _types(run)[case.case_id] == Counter({("final_state_diff", "high"): 1})
-    assert run.figures["final_state_convergence"] == 0.0
-    assert run.exit_code == 1
+def test_the_label_is_not_judged_when_a_state_is_derived(golden: GoldenSet) -> None:
+    """An agent that does not echo the recorder's labels (another label, lower case, none) but
+    makes the recorded writes converges: the state its writes leave is the recorded one."""
+    cases = [c for c, _ in _inputs(golden)]
+    for agent in (agents.other_state, agents.lower_state, agents.no_state):
+        run = _run(golden, cases, agent)
+        assert [d for r in run.runs for d in r.check.diffs] == []
+        assert run.figures["final_state_convergence"] == 1.0 and run.exit_code == 0
 
 
 def test_p1_can_be_turned_into_a_warning(golden: GoldenSet) -> None:

@@ -45,8 +45,13 @@ def test_parquet_and_summary_have_the_seed_columns(run, tmp_path) -> None:
     assert {r["severity"] for r in rows} <= set(SEVERITIES)
     assert len({r["diff_id"] for r in rows}) == len(rows)
     assert {r["new_version"] for r in rows} == {"2.0.0-test"}
+    # old_version: the agent version each case was recorded with, not the set's ref
+    recorded = {r.case.case_id: r.case.agent.agent_version for r in run.runs}
+    assert all(r["old_version"] == recorded[r["case_id"]] for r in rows)
+    assert {r["old_version"] for r in rows} and None not in {r["old_version"] for r in rows}
     detail = orjson.loads(rows[0]["diff_detail"])
-    assert set(detail) == {"message", "recorded", "replayed", "is_write"}
+    assert set(detail) >= {"message", "recorded", "replayed", "is_write", "tool", "position",
+                           "tolerances"}  # fmt: skip
     summary = orjson.loads(paths["summary"].read_bytes())
     assert list(summary)[: len(SUMMARY_COLUMNS)] == list(SUMMARY_COLUMNS)
     assert summary["cases"] == 60 and summary["diffs"] == len(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 import secrets
 import time
 import uuid
@@ -107,6 +108,7 @@ def test_reads_fall_back_to_the_next_unused_call_writes_do_not() -> None:
     assert [c.match for c in run.calls] == ["next_unused", "synthetic"]
     types = sorted((d.diff_type, d.severity) for d in run.check.diffs)
     assert types == [
+        ("final_state_diff", "high"),  # O-1 ends CANCELLED, the recorded write left it otherwise
         ("missing_call", "medium"),  # the alarms read never made
         ("tool_param_diff", "high"),  # the write's status
         ("tool_param_diff", "medium"),  # the read's order id
@@ -195,9 +197,11 @@ def test_an_agent_that_raises_is_a_finding_without_its_message() -> None:
         raise RuntimeError("customer jane.doe@example.com broke me")
 
     run = replay_case(agent, _case(copy.deepcopy(ORDERS), outcome=_outcome("DONE")))
-    assert run.agent_error == "RuntimeError" and run.result is None
+    # the type and the line that raised it, never the message
+    assert run.agent_error is not None and run.result is None
+    assert re.fullmatch(r"RuntimeError at test_stubs\.py:\d+ in agent", run.agent_error)
     diffs = {(d.diff_type, d.severity, d.detail) for d in run.check.diffs}
-    assert ("final_state_diff", "high", "agent raised RuntimeError") in diffs
+    assert ("final_state_diff", "high", f"agent raised {run.agent_error}") in diffs
     assert "jane.doe" not in repr(run.check.diffs)
 
 
@@ -206,11 +210,13 @@ def test_report_escapes_what_it_shows() -> None:
     from golden_distill.datasets.replay.report import render_report
     from golden_distill.datasets.replay.runner import ReplayRun
 
-    def agent(case, tools):
-        reissue(case, tools)
-        return AgentResult(final_state="<script>alert(1)</script>")
+    def agent(case, tools):  # skips the write, answers with markup
+        tools.call("erp_get_order", {"orderId": "O-1"})
+        return AgentResult(answer="<script>alert(1)</script>")
 
-    case_run = replay_case(agent, _case(copy.deepcopy(ORDERS), outcome=_outcome("DONE")))
+    case = _case(copy.deepcopy(ORDERS), outcome=_outcome("DONE"))
+    case.outcome.answer_text = "Order O-1 updated."
+    case_run = replay_case(agent, case)
     gate, figures = evaluate([case_run.check], ReplayConfig().gate)
     now = datetime.now(UTC)
     html = render_report(ReplayRun("run_x", "s@1", "v2", now, now, [case_run], gate, figures))

@@ -1,0 +1,151 @@
+"""The write sandbox: the business state a run's writes leave, entity by entity.
+
+A case's baseline state (``context.baseline_state``: ``{"order:ORD-1": "PENDING"}`` or
+``{"order:ORD-1": {"status": "PENDING", ...}}``; a bare value is the entity's ``status``) is the
+state before the run. Each successful write is applied to it: the write names its entities by
+the ids of its own kind its response names that the arguments did not (``book_reservation``
+answering a new ``reservation_id``, ``crm_create_ticket`` a ``ticketId``), else by its id-like
+arguments (those whose stem the tool name holds first: ``erp_update_order``'s ``orderId``, not
+its ``customerId``); an existing entity with that id keeps its key. Its other arguments and
+its response's scalar fields become the entity's fields (the response wins: ``status:
+UPDATED``). A write that sets no field is remembered as ``{tool: "done"}`` on its entities, so
+dropping it still shows. Volatile keys never count.
+
+The recorded state is the baseline after the recorded writes; the replayed state the baseline
+after the writes the replay made (each served its recorded or synthetic response). P0's final
+state compares the two with ``state_differences``: one line per entity field that differs, in
+the stage-2 tolerances (``1,905.77`` = ``1905.77``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from golden_distill.datasets.replay.contract import parse_json
+
+State = dict[str, dict[str, Any]]
+#: A write's effect: (tool, arguments, response) as parsed values.
+Write = tuple[str, Any, Any]
+
+_ID_KEY = re.compile(r"(?:^id$|^ID$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
+_STEM = re.compile(r"(?:_id|Id|ID|id)$")
+_SHOWN = 200
+
+
+def is_id_key(key: str) -> bool:
+    return bool(_ID_KEY.search(key))
+
+
+def _stem(key: str) -> str:
+    return _STEM.sub("", key).replace("_", "").lower()
+
+
+def baseline_state(text: str | None) -> State | None:
+    """The baseline entities (None: the case records no baseline)."""
+    value = parse_json(text)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return {"state": {"status": value}}
+    return {str(k): dict(v) if isinstance(v, dict) else {"status": v} for k, v in value.items()}
+
+
+def _scalar_ids(value: Any) -> list[tuple[str, str]]:
+    if not isinstance(value, dict):
+        return []
+    return [
+        (str(k), str(v))
+        for k, v in value.items()
+        if is_id_key(str(k)) and isinstance(v, str | int) and not isinstance(v, bool)
+    ]
+
+
+def _entity_keys(tool: str, arguments: Any, response: Any, index: dict[str, str]) -> list[str]:
+    flat = tool.replace("_", "").lower()
+
+    def own(k: str) -> bool:  # an id of the kind of entity the tool is about
+        stem = _stem(k)
+        return bool(stem) and stem in flat
+
+    named = _scalar_ids(arguments)
+    given = {v for _, v in named}
+    answered = [(k, v) for k, v in _scalar_ids(response) if own(k) and v not in given]
+    chosen = answered or [(k, v) for k, v in named if own(k)] or named
+    return [index.get(v) or f"{_stem(k) or 'entity'}:{v}" for k, v in chosen]
+
+
+#: The marker of a synthetic receipt (``stubs``): the harness's, not the system's state.
+MOCK_KEY = "mock"
+
+
+def _fields(value: Any, volatile: frozenset[str], scalars_only: bool) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(k): v
+        for k, v in value.items()
+        if not is_id_key(str(k))
+        and str(k).lower() not in volatile
+        and not (scalars_only and (isinstance(v, dict | list) or k == MOCK_KEY))
+    }
+
+
+def apply_writes(base: State | None, writes: Iterable[Write], volatile: frozenset[str]) -> State:
+    """``base`` (copied) after ``writes`` in order."""
+    state: State = {k: dict(v) for k, v in (base or {}).items()}
+    index = {k.rsplit(":", 1)[-1]: k for k in state}
+    anonymous: dict[str, int] = {}
+    for tool, arguments, response in writes:
+        fields = {**_fields(arguments, volatile, False), **_fields(response, volatile, True)}
+        keys = _entity_keys(tool, arguments, response, index)
+        if not keys:
+            anonymous[tool] = anonymous.get(tool, 0) + 1
+            keys = [f"{tool}#{anonymous[tool]}"]
+            if not isinstance(arguments, dict) and arguments is not None:
+                fields = {"arguments": arguments}
+        for key in keys:
+            index.setdefault(key.rsplit(":", 1)[-1], key)
+            state.setdefault(key, {}).update(fields or {tool: "done"})
+    return state
+
+
+def show(value: Any) -> str:
+    text = repr(value) if not isinstance(value, str) else f'"{value}"'
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
+
+
+Compare = Callable[[Any, Any], tuple[list[str], set[str]]]
+
+
+def state_differences(
+    recorded: State, replayed: State, compare: Compare
+) -> tuple[list[str], set[str], list[str]]:
+    """One readable line per entity field that differs (``compare(recorded, replayed)`` gives
+    the differing paths and tolerances used for one field's values), the tolerances, and the
+    entities that differ."""
+    lines: list[str] = []
+    used: set[str] = set()
+    entities: list[str] = []
+    for key in sorted(recorded.keys() | replayed.keys()):
+        if key not in replayed:
+            lines.append(f"{key}: never written by the replay (recorded {show(recorded[key])})")
+            entities.append(key)
+            continue
+        if key not in recorded:
+            lines.append(f"{key}: written only by the replay ({show(replayed[key])})")
+            entities.append(key)
+            continue
+        before, after = recorded[key], replayed[key]
+        differing, tolerances = compare(before, after)
+        used |= tolerances
+        if differing:
+            entities.append(key)
+        for path in differing:
+            field = path.split(".", 1)[0].split("[", 1)[0]
+            lines.append(
+                f"{key}.{field}: recorded {show(before.get(field, '(absent)'))}, "
+                f"replayed {show(after.get(field, '(absent)'))}"
+            )
+    return list(dict.fromkeys(lines)), used, entities
