@@ -23,7 +23,7 @@ from golden_distill.redaction.keys import PseudonymKey
 from golden_distill.redaction.redactor import Redactor
 from golden_distill.redaction.shard import redact_table
 
-FIXTURE = Path(__file__).parents[2] / "data" / "tau2" / "airline-simulations.json"
+FIXTURE = Path(__file__).parents[1] / "data" / "tau2" / "airline-simulations.json"
 SECRET = "trace-lookup-test-key-0f3a9c71d2e84b56a7c0e1f2d3b4a596"
 OTHER = "another-lookup-test-key-8e7d6c5b4a39281706f5e4d3c2b1a0f9"
 runner = CliRunner()
