@@ -122,9 +122,9 @@ def lookup_cmd(
     Example: `GOLDEN_PSEUDONYM_KEY=... golden sets lookup nightly@latest --trace 4bf92f35...`
     """
     # heavy: loaded when the command runs, not for `golden --help`
-    from golden_distill.redaction.trace_lookup import find_trace, trace_pseudonyms
     from golden_distill.flows.config import load_pipeline_config
     from golden_distill.redaction.keys import PseudonymKeyError, resolve_key
+    from golden_distill.redaction.trace_lookup import find_trace, trace_pseudonyms
 
     pipeline = guard(lambda: load_pipeline_config(config))
     try:
