@@ -296,20 +296,22 @@ def publish(
     render: Callable[[dict[str, Any]], str],
     key_id: str | None,
     scratch: Path,
+    decisions: Path | None = None,
 ) -> tuple[str, str, str | None]:
     """Publish the version; its id, the report's location, and the version it duplicates
     (same content hash: nothing new was published), if any. ``scratch``: a local folder for
-    the cluster table on its way to the store."""
+    the cluster table on its way to the store; ``decisions``: the decisions table's file. The
+    report is rendered once the version id is claimed, so it names its version."""
 
     config = resolved.config
     clusters = selection.published_clusters(scratch)
-    report_html = render(stats)
     result = publish_version(
         resolved.store_url,
         resolved.set_name,
         cases=parts,
         clusters=clusters,
-        report_html=report_html,
+        decisions=decisions,
+        report_html=lambda version: render({**stats, "version": version}),
         manifest_fields={
             "config": config.model_dump(mode="json"),
             "code_version": stats.get("pipeline_version"),

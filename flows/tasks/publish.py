@@ -25,6 +25,7 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from golden_distill.filters.dedup.report import mark_published
 from golden_distill.filters.review import log_digest
 from golden_distill.filters.splits import assign_splits
 from golden_distill.flows.caching import (
@@ -37,6 +38,7 @@ from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.report import counts_rows, render_report
 from golden_distill.flows.tasks import earlier_versions, global_steps
+from golden_distill.flows.tasks.decisions_step import write_decisions_file
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import carried_rows
 from golden_distill.flows.tasks.run_stats import (
@@ -100,6 +102,10 @@ def build_stats(job: PublishJob, published: dict[str, Any], case_ids: set[str]) 
         run_key=job.run_key,
         redaction_weakened=resolved.config.redaction.unsafe_allow_weakened,
     )
+    if stats.get("largest_clusters"):  # name the member published, not the first choice
+        stats["largest_clusters"] = mark_published(
+            stats["largest_clusters"], case_ids, selection.excluded
+        )
     stats["field_inventory_new"] = new_paths(
         stats.get("field_inventory") or {},
         earlier_versions.parent_field_inventory(resolved) if parent is not None else None,
@@ -166,8 +172,12 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
     try:
+        decisions = write_decisions_file(job, case_ids, parts_dir)
+    except Exception as exc:
+        raise StageError("publish", f"the decisions table: {describe(exc)}") from None
+    try:
         version, report_path, same_as = global_steps.publish(
-            resolved, parts, selection, stats, render_report, job.key_id, parts_dir
+            resolved, parts, selection, stats, render_report, job.key_id, parts_dir, decisions
         )
     except StageError:
         raise
