@@ -133,9 +133,9 @@ _MEANINGS = (
 )
 
 
-def explain(row: dict[str, Any]) -> str:
+def explain(row: dict[str, Any], chosen: str = "published") -> str:
     """One line for a decision row: what its status means, its funnels and cluster, and who
-    was published in its place."""
+    was ``chosen`` (published; selected, in a preview) in its place."""
     status = str(row.get("status") or "")
     words = status
     for prefix, meaning in _MEANINGS:
@@ -152,5 +152,5 @@ def explain(row: dict[str, Any]) -> str:
     if row.get("cluster_id"):
         parts.append(f"cluster {row['cluster_id']}")
     if row.get("replaced_by"):
-        parts.append(f"published in its place: {row['replaced_by']}")
+        parts.append(f"{chosen} in its place: {row['replaced_by']}")
     return "; ".join(parts)
