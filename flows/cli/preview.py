@@ -280,7 +280,11 @@ def explain_cases(decided: Any, clusters: Any, ids: list[str]) -> list[dict[str,
             continue
         row = rows[0]
         out.append(
-            {**row, "why": explain(row), "reasons": json.loads(reasons.get(case_id) or "{}")}
+            {
+                **row,
+                "why": explain(row, "selected"),
+                "reasons": json.loads(reasons.get(case_id) or "{}"),
+            }
         )
     return out
 
