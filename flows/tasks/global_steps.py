@@ -322,6 +322,8 @@ def publish(
                 "since": stats.get("since"),
                 "until": stats.get("until"),  # the watermark of the next scheduled run
                 "parent_version": selection.parent_version,
+                # a run with another pseudonym key than the set's starts a new lineage
+                **({"new_key": True} if resolved.params.new_key else {}),
                 "records_read": stats.get("records_read", 0),
                 "quarantined": stats.get("quarantined", {}),
             },
