@@ -19,7 +19,9 @@ import polars as pl
 PUBLISHED = "published"
 SELECTED = "selected"
 #: Columns of the table (``datasets/store/decisions.DECISIONS_SCHEMA``).
-COLUMNS = ("case_id", "status", "funnels", "value_score", "cluster_id", "replaced_by")
+COLUMNS = (
+    "case_id", "status", "funnels", "value_score", "cluster_id", "replaced_by", "held_from",
+)  # fmt: skip
 _SCHEMA = {
     "case_id": pl.String,
     "status": pl.String,
@@ -27,7 +29,10 @@ _SCHEMA = {
     "value_score": pl.Float64,
     "cluster_id": pl.String,
     "replaced_by": pl.String,
+    "held_from": pl.String,
 }
+#: The split the confirmation gate holds an unconfirmed case out of (``filters/splits.py``).
+HELD_FROM = "regression"
 
 
 def _ids(values: Iterable[str]) -> pl.Series:
@@ -44,6 +49,7 @@ def decision_table(
     rejected: Iterable[str] = (),
     carried: pl.DataFrame | None = None,
     left: pl.DataFrame | None = None,
+    held: Iterable[str] = (),
 ) -> pl.DataFrame:
     """The decisions table (``COLUMNS``, one row per case id).
 
@@ -53,7 +59,9 @@ def decision_table(
     cluster_id of every clustered case; ``published``: the ids in the version; ``refused``:
     case_id -> redaction's reason code; ``rejected``: left out in review; ``carried``:
     case_id, funnels, value_score of the cases an incremental run took from its parent
-    (published or let go); ``left``: case_id, reason of the carried cases let go."""
+    (published or let go); ``left``: case_id, reason of the carried cases let go;
+    ``held``: published cases the confirmation gate holds out of regression (``held_from``:
+    the split they belong in once confirmed)."""
     rows = (
         read.select("case_id", "status", "funnels", "value_score")
         .unique("case_id", keep="first", maintain_order=True)
@@ -113,6 +121,9 @@ def decision_table(
         rows = rows.with_columns(
             cluster_id=pl.lit(None, dtype=pl.String), replaced_by=pl.lit(None, dtype=pl.String)
         )
+    rows = rows.with_columns(
+        held_from=pl.when(pl.col("case_id").is_in(_ids(held).implode())).then(pl.lit(HELD_FROM))
+    )
     return rows.select([pl.col(c).cast(t) for c, t in _SCHEMA.items()]).sort("case_id")
 
 
@@ -151,6 +162,8 @@ def explain(row: dict[str, Any], chosen: str = "published") -> str:
         parts.append(f"value score {float(row['value_score']):g}")
     if row.get("cluster_id"):
         parts.append(f"cluster {row['cluster_id']}")
+    if row.get("held_from"):
+        parts.append(f"held out of {row['held_from']} until a person confirms it")
     if row.get("replaced_by"):
         parts.append(f"{chosen} in its place: {row['replaced_by']}")
     return "; ".join(parts)

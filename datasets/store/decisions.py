@@ -16,6 +16,9 @@ funnels        the select funnels the case is a member of (names from the config
 value_score    the funnels' score (null when in none)
 cluster_id     its dedup cluster (null: no candidate, or dedup off)
 replaced_by    for a case not published: the member of its cluster published in its place
+held_from      ``regression`` for a published case the confirmation gate holds in dev until a
+               person confirms it (the split it belongs in: the next version moves it there
+               once confirmed)
 =============  ==============================================================================
 
 Reading needs pyarrow only (the reader install): ``read_decisions(store, ref)`` and
@@ -43,6 +46,7 @@ DECISIONS_SCHEMA = pa.schema(
         pa.field("value_score", pa.float64()),
         pa.field("cluster_id", pa.string()),
         pa.field("replaced_by", pa.string()),
+        pa.field("held_from", pa.string()),
     ]
 )
 PUBLISHED = "published"

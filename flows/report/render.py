@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 
 from golden_distill.datasets.quarantine import quarantine_hint
+from golden_distill.filters.trust import below_in_regression
 from golden_distill.flows.report.svg import bar_chart
 from golden_distill.flows.tasks.run_stats import CASE_TABLE_ROWS
 from golden_distill.redaction.inventory import unclassified_findings, verifier_paths
@@ -136,13 +137,23 @@ def _hints(quarantined: dict[str, Any] | None) -> str:
 
 
 def _largest_clusters(stats: dict[str, Any]) -> str:
-    """Each large cluster: its tool path and outcome, then every member (kept or dropped)."""
+    """Each large cluster: its tool path and outcome, the member published (not the select
+    step's first choice when redaction refused it), then every member (kept or dropped)."""
     parts = []
     for c in stats.get("largest_clusters") or []:
+        shown = c.get("published") or ""
+        published = (
+            f"<p>published: <code>{escape(shown)}</code></p>"
+            if shown
+            else "<p>published: none (no member could be published)</p>"
+            if "published" in c
+            else ""
+        )
         parts.append(
             f"<h3>{escape(c['cluster_id'])}: {int(c['size'])} runs, "
             f"{escape(c.get('outcome') or 'ok')}</h3>"
             f"<p class='muted'>tool path: <code>{escape(c.get('trajectory') or '')}</code></p>"
+            + published
         )
         rows = [
             (m["case_id"], m["role"], m["merged_by"], float(m["distance"]), m.get("outcome") or "")
@@ -212,6 +223,35 @@ def _case_table(stats: dict[str, Any]) -> str:
     headers = ("case", "why (funnels and reasons)", "value score", "cluster size", "split",
                "trust / review")  # fmt: skip
     return note + _table(headers, rows)
+
+
+def _splits(stats: dict[str, Any]) -> str:
+    """Published cases per split and trust, and what `golden sets promote --min-trust` would
+    refuse: the counts come from the same rule (``filters/trust.py``), so they agree."""
+    by_split = stats.get("trust_by_split") or {}
+    rows = [
+        (split, trust, int(n))
+        for split, counts in sorted(by_split.items())
+        for trust, n in sorted(counts.items())
+    ]
+    if not rows:
+        return ""
+    notes = []
+    for minimum in ("oracle", "human"):
+        weak = below_in_regression(by_split, minimum)
+        verdict = "refuses this version" if weak else "accepts this version"
+        notes.append(
+            f"<p>{weak:,} regression case(s) trusted less than {minimum}: "
+            f"<code>golden sets promote --min-trust {minimum}</code> {verdict}.</p>"
+        )
+    held = stats.get("held_by_confirmation_gate")
+    if held:
+        notes.append(
+            f"<p>{int(held):,} case(s) held in dev by the confirmation gate "
+            "(curation.review.require_confirmation): each moves to regression on the next "
+            "version once confirmed.</p>"
+        )
+    return _table(("split", "trust", "cases"), rows) + "".join(notes)
 
 
 def _shares(stats: dict[str, Any]) -> str:
@@ -356,6 +396,7 @@ def render_report(stats: dict[str, Any]) -> str:
         ),
         _mapping_section("Candidates not published, per reason", _drops(stats), 1, "reason"),
         _section("Shares of the published set against their caps", _shares(stats)),
+        _section("Splits and trust (what promote --min-trust checks)", _splits(stats)),
         _mapping_section(
             "Not selected, per reason (no funnel, gates, redaction)",
             stats.get("not_selected"),

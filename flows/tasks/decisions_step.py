@@ -15,9 +15,12 @@ from golden_distill.filters.decision_table import decision_table
 READ_COLUMNS = ["case_id", "status", "funnels", "value_score"]
 
 
-def write_decisions_file(job: Any, published: set[str], folder: Path) -> Path:
+def write_decisions_file(
+    job: Any, published: set[str], folder: Path, held: set[str] | None = None
+) -> Path:
     """``decisions.parquet`` in ``folder`` for ``job`` (a ``PublishJob``) whose version holds
-    the case ids ``published``."""
+    the case ids ``published``; ``held``: those the confirmation gate holds out of
+    regression."""
     selection, work = job.selection, job.resolved.work
     read = pl.concat(
         [work.read_frame(r.decisions_path, READ_COLUMNS).lazy() for r in job.results]
@@ -47,6 +50,7 @@ def write_decisions_file(job: Any, published: set[str], folder: Path) -> Path:
         rejected=selection.rejected,
         carried=None if growth is None else growth.carried_rows,
         left=selection.left,
+        held=held,
     )
     path = folder / "decisions.parquet"
     table.write_parquet(path)

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from golden_distill.filters.dedup.signature import signatures
 from golden_distill.filters.drift import coverage_gap, drift
+from golden_distill.filters.splits import sticky_splits
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.parent import open_version
 
@@ -103,8 +104,11 @@ def _frame(table: pa.Table) -> pl.DataFrame:
 
 
 def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
-    """case_id -> split of the set's `latest` version ({} for a new set, or a version made
-    before splits existed): what keeps a case's split sticky across versions."""
+    """case_id -> the split each case of the set's `latest` version belongs in ({} for a new
+    set, or a version made before splits existed): its published split, or the one the
+    confirmation gate held it out of (the version's decisions table, ``held_from``). What
+    keeps a case's split sticky across versions, and moves a confirmed case where it
+    belongs."""
 
     parent = open_version(resolved)
     if parent is None:
@@ -123,7 +127,16 @@ def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
             return {}
         ids, splits = table.column("case_id").to_pylist(), table.column("split").to_pylist()
         out.update({c: s for c, s in zip(ids, splits, strict=True) if s})
-    return out
+    return sticky_splits(out, _held(parent))
+
+
+def _held(parent: Any) -> dict[str, str]:
+    """case_id -> held_from of the parent's decisions table ({} without one)."""
+    decisions = parent.decisions() if hasattr(parent, "decisions") else None
+    if decisions is None or "held_from" not in decisions.column_names:
+        return {}
+    frame = _frame(decisions.select(["case_id", "held_from"])).drop_nulls("held_from")
+    return dict(frame.iter_rows())
 
 
 def parent_field_inventory(resolved: ResolvedRun) -> dict[str, Any] | None:

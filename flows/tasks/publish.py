@@ -27,7 +27,7 @@ from prefect.cache_policies import NO_CACHE
 
 from golden_distill.filters.dedup.report import mark_published
 from golden_distill.filters.review import log_digest
-from golden_distill.filters.splits import assign_splits
+from golden_distill.filters.splits import GATED, assign_splits, belongs_in, gate_unconfirmed
 from golden_distill.flows.caching import (
     pipeline_version,
     shard_config_sha256,
@@ -148,15 +148,26 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
         if selection.parent_version and selection.carried is not None
         else ()
     )
+    previous = earlier_versions.parent_splits(resolved)
+    require = resolved.config.curation.review.require_confirmation
     try:
+        new = with_splits(selection.published_columns(), resolved, previous)
+        held = held_ids(
+            new,
+            None if selection.carried is None else selection.carried.get_column("case_id"),
+            previous,
+            resolved,
+            selection.confirmed,
+        )
         parts, published, case_ids = global_steps.write_publish_parts(
             [r.redacted_path for r in job.redacted],
-            with_splits(selection.published_columns(), resolved),
+            new,
             parts_dir,
             carried,
             resolved.config.curation.splits,
             marks=selection.review_marks,
             work=resolved.work,
+            gate=lambda frame: gate_unconfirmed(belongs_in(frame, previous), require),
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None
@@ -167,12 +178,13 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
         )  # fmt: skip
     try:
         stats = build_stats(job, published, case_ids)
+        stats["held_by_confirmation_gate"] = len(held & case_ids)
         stats.update(earlier_versions.drift_against_pinned(resolved, parts, selection.paths))
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
     try:
-        decisions = write_decisions_file(job, case_ids, parts_dir)
+        decisions = write_decisions_file(job, case_ids, parts_dir, held)
     except Exception as exc:
         raise StageError("publish", f"the decisions table: {describe(exc)}") from None
     try:
@@ -203,21 +215,32 @@ SAME_CONTENT = (
 )
 
 
-def with_splits(published: pl.DataFrame, resolved: ResolvedRun) -> pl.DataFrame:
-    """The published cases with their split: the parent version's for cases it had, else by
-    cluster (filters/splits.py)."""
-    previous = earlier_versions.parent_splits(resolved)
+def with_splits(
+    published: pl.DataFrame, resolved: ResolvedRun, previous: dict[str, str] | None = None
+) -> pl.DataFrame:
+    """The published cases with their split: the one the parent version says they belong in
+    for cases it had, else by cluster, then the confirmation gate (filters/splits.py);
+    ``_belongs_in`` keeps the split before the gate."""
+    if previous is None:
+        previous = earlier_versions.parent_splits(resolved)
     curation = resolved.config.curation
     split = assign_splits(published, curation.splits, previous)
-    out = published.with_columns(split)
-    if curation.review.require_confirmation and "_confirmed" in out.columns:
-        # only cases a person confirmed may stand in the regression split
-        out = out.with_columns(
-            split=pl.when((pl.col("split") == "regression") & ~pl.col("_confirmed"))
-            .then(pl.lit("dev"))
-            .otherwise(pl.col("split"))
-        )
-    return out
+    return gate_unconfirmed(published.with_columns(split), curation.review.require_confirmation)
+
+
+def held_ids(
+    new: pl.DataFrame,
+    carried: pl.Series | None,
+    previous: dict[str, str],
+    resolved: ResolvedRun,
+    confirmed: set[str],
+) -> set[str]:
+    """The published cases the confirmation gate holds out of the split they belong in: new
+    ones (``new``, ``with_splits``' frame) and carried ones (the parent's split for them)."""
+    held = set(new.filter(pl.col("_belongs_in") != pl.col("split")).get_column("case_id").to_list())
+    if carried is not None and resolved.config.curation.review.require_confirmation:
+        held |= {c for c in carried.to_list() if previous.get(c) == GATED and c not in confirmed}
+    return held
 
 
 def best_effort(what: str, action: Any, *args: Any, **kwargs: Any) -> Any:
