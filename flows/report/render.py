@@ -291,19 +291,29 @@ def _drift(stats: dict[str, Any]) -> str:
     ]  # fmt: skip
     head = f"<p>Against the pinned version <code>{escape(str(stats['pinned']))}</code>.</p>"
     table = _table(("dimension", "value", "before", "after", "shift"), rows) if rows else ""
+    return head + table
+
+
+def _coverage_gap(stats: dict[str, Any]) -> str:
+    """This run's candidates whose tool path or task has no case in this version (every run,
+    windowed or not: ``filters/coverage.py``)."""
     gap = stats.get("coverage_gap") or {}
-    gap_html = ""
-    if gap:
-        gap_html = (
-            f"<p>Coverage gap: {int(gap['uncovered_cases']):,} of {int(gap['candidates']):,} "
-            f"candidates ({int(gap['uncovered_paths']):,} tool paths) have no case on their "
-            "tool path in the pinned version.</p>"
-            + _table(
-                ("tool path", "cases"),
-                [(p["trajectory"], int(p["cases"])) for p in gap.get("paths") or []],
-            )
+    if not gap:
+        return ""
+    parts = [
+        f"<p>{int(gap.get('candidates', 0)):,} candidates read by this run. Without a case "
+        "in this version:</p>"
+    ]
+    for key, label in (("tool_paths", "tool paths"), ("tasks", "tasks (intent, task id)")):
+        dim = gap.get(key) or {}
+        parts.append(
+            f"<p>{label}: {int(dim.get('uncovered_cases', 0)):,} case(s) on "
+            f"{int(dim.get('uncovered', 0)):,} {label.split(' (')[0]}</p>"
         )
-    return head + table + gap_html
+        rows = [(t["shown"], int(t["cases"])) for t in dim.get("top") or []]
+        if rows:
+            parts.append(_table((label.split(" (")[0][:-1], "cases"), rows))
+    return "".join(parts)
 
 
 def _stage_times(stats: dict[str, Any]) -> str:
@@ -415,7 +425,8 @@ def render_report(stats: dict[str, Any]) -> str:
         *coverage_parts,
         _section("Published cases and why each is in", _case_table(stats)),
         _section("Change against the parent version", _change(stats)),
-        _section("Drift and coverage gap against the pinned version", _drift(stats)),
+        _section("Coverage gap: this run's traffic with no case in the set", _coverage_gap(stats)),
+        _section("Drift against the pinned version", _drift(stats)),
         _section("Run time per stage (seconds)", _stage_times(stats)),
     ]
     return (

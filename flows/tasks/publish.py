@@ -38,6 +38,7 @@ from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.report import counts_rows, render_report
 from golden_distill.flows.tasks import earlier_versions, global_steps
+from golden_distill.flows.tasks.coverage_step import run_coverage_gap
 from golden_distill.flows.tasks.decisions_step import write_decisions_file
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import carried_rows
@@ -179,7 +180,10 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
     try:
         stats = build_stats(job, published, case_ids)
         stats["held_by_confirmation_gate"] = len(held & case_ids)
-        stats.update(earlier_versions.drift_against_pinned(resolved, parts, selection.paths))
+        stats.update(earlier_versions.drift_against_pinned(resolved, parts))
+        stats["coverage_gap"] = run_coverage_gap(
+            [r.signatures_path for r in job.results], parts, resolved.config, resolved.work
+        )
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
