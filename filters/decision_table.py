@@ -96,15 +96,15 @@ def decision_table(
         reasons = dict(zip(left["case_id"].to_list(), left["reason"].to_list(), strict=True))
         gone = pl.col("case_id").replace_strict(reasons, default=None, return_dtype=pl.String)
         status = pl.when(gone.is_not_null()).then(pl.format("left:{}", gone)).otherwise(status)
-    is_published = pl.col("case_id").is_in(_ids(published).implode())
-    status = (
-        pl.when(is_published)
-        .then(pl.lit(PUBLISHED))
-        .when(pl.col("status") == SELECTED)  # chosen, yet not in the version: say what
-        .then(pl.lit("selected:not_published"))
-        .otherwise(status)
-    )
     rows = rows.with_columns(status=status)
+    is_published = pl.col("case_id").is_in(_ids(published).implode())
+    rows = rows.with_columns(
+        status=pl.when(is_published)
+        .then(pl.lit(PUBLISHED))
+        .when(pl.col("status") == SELECTED)  # chosen, yet not in the version: say so
+        .then(pl.lit("selected:not_published"))
+        .otherwise(pl.col("status"))
+    )
     if membership is not None and membership.height:
         clusters = membership.select("case_id", "cluster_id").unique("case_id", keep="first")
         rows = rows.join(clusters, on="case_id", how="left")
