@@ -126,7 +126,7 @@ def gc_cmd(
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.gc import apply_gc, plan_gc
 
-    cfg = publish_config(config).retention
+    cfg = guard(lambda: publish_config(config)).retention
     fs = open_store(store, storage_options, config)
     plan = guard(
         lambda: plan_gc(
