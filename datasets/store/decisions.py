@@ -21,14 +21,12 @@ held_from      ``regression`` for a published case the confirmation gate holds i
                once confirmed)
 =============  ==============================================================================
 
-Reading needs pyarrow only (the reader install): ``read_decisions(store, ref)`` and
-``case_decisions`` (one case across every version of the set: when it entered, when it left
-and why).
+Reading needs pyarrow only (the reader install): ``read_decisions(store, ref)``, or
+``GoldenSet.decisions()``; ``decision_of(table, case_id)`` gives one case's row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -122,17 +120,3 @@ def decision_of(table: pa.Table | None, case_id: str) -> dict[str, Any] | None:
         return None
     hits = table.filter(pc.equal(table.column("case_id"), case_id))
     return hits.slice(0, 1).to_pylist()[0] if hits.num_rows else None
-
-
-def case_decisions(
-    versions: list[str], open_version: Callable[[str], Any], case_id: str
-) -> list[dict[str, Any]]:
-    """One case across ``versions`` (oldest first; ``open_version`` gives each as a reader):
-    per version whether it is published there and its decision row (None: that run neither
-    read nor carried it, or the version has no decisions table)."""
-    out = []
-    for version in versions:
-        golden = open_version(version)
-        row = decision_of(golden.decisions(), case_id)
-        out.append({"version": version, "decision": row, "has_table": golden.has_decisions})
-    return out

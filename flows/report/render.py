@@ -11,7 +11,8 @@ from html import escape
 from typing import Any
 
 from golden_distill.datasets.quarantine import quarantine_hint
-from golden_distill.filters.trust import below_in_regression
+from golden_distill.flows.report.curation import coverage_gap_section, splits_section
+from golden_distill.flows.report.html import table as _table
 from golden_distill.flows.report.svg import bar_chart
 from golden_distill.flows.tasks.run_stats import CASE_TABLE_ROWS
 from golden_distill.redaction.inventory import unclassified_findings, verifier_paths
@@ -28,14 +29,6 @@ svg text{font-family:system-ui,sans-serif;fill:#222}
 """
 
 
-def _n(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:,.2f}"
-    return f"{int(value):,}"
-
-
 def _items(mapping: dict[str, Any] | None, limit: int | None = None) -> list[tuple[str, float]]:
     items = sorted(((str(k), float(v)) for k, v in (mapping or {}).items()), key=lambda kv: -kv[1])
     return items[:limit] if limit else items
@@ -45,20 +38,6 @@ def _bin_order(label: str) -> tuple[int, str]:
     """Numeric bins in numeric order (`size 2` before `size 10`), anything else after."""
     digits = "".join(ch for ch in label if ch.isdigit())
     return (int(digits), label) if digits else (1 << 62, label)
-
-
-def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = []
-    for row in rows:
-        cells = []
-        for value in row:
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                cells.append(f'<td class="n">{_n(value)}</td>')
-            else:
-                cells.append(f"<td>{escape(str(value))}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
 def _section(title: str, *parts: str) -> str:
@@ -225,35 +204,6 @@ def _case_table(stats: dict[str, Any]) -> str:
     return note + _table(headers, rows)
 
 
-def _splits(stats: dict[str, Any]) -> str:
-    """Published cases per split and trust, and what `golden sets promote --min-trust` would
-    refuse: the counts come from the same rule (``filters/trust.py``), so they agree."""
-    by_split = stats.get("trust_by_split") or {}
-    rows = [
-        (split, trust, int(n))
-        for split, counts in sorted(by_split.items())
-        for trust, n in sorted(counts.items())
-    ]
-    if not rows:
-        return ""
-    notes = []
-    for minimum in ("oracle", "human"):
-        weak = below_in_regression(by_split, minimum)
-        verdict = "refuses this version" if weak else "accepts this version"
-        notes.append(
-            f"<p>{weak:,} regression case(s) trusted less than {minimum}: "
-            f"<code>golden sets promote --min-trust {minimum}</code> {verdict}.</p>"
-        )
-    held = stats.get("held_by_confirmation_gate")
-    if held:
-        notes.append(
-            f"<p>{int(held):,} case(s) held in dev by the confirmation gate "
-            "(curation.review.require_confirmation): each moves to regression on the next "
-            "version once confirmed.</p>"
-        )
-    return _table(("split", "trust", "cases"), rows) + "".join(notes)
-
-
 def _shares(stats: dict[str, Any]) -> str:
     rows = [
         (f"{kind} {name}", int(s["count"]), f"{s['share']:.1%}", s["cap"] if s["cap"] else "-")
@@ -292,28 +242,6 @@ def _drift(stats: dict[str, Any]) -> str:
     head = f"<p>Against the pinned version <code>{escape(str(stats['pinned']))}</code>.</p>"
     table = _table(("dimension", "value", "before", "after", "shift"), rows) if rows else ""
     return head + table
-
-
-def _coverage_gap(stats: dict[str, Any]) -> str:
-    """This run's candidates whose tool path or task has no case in this version (every run,
-    windowed or not: ``filters/coverage.py``)."""
-    gap = stats.get("coverage_gap") or {}
-    if not gap:
-        return ""
-    parts = [
-        f"<p>{int(gap.get('candidates', 0)):,} candidates read by this run. Without a case "
-        "in this version:</p>"
-    ]
-    for key, label in (("tool_paths", "tool paths"), ("tasks", "tasks (intent, task id)")):
-        dim = gap.get(key) or {}
-        parts.append(
-            f"<p>{label}: {int(dim.get('uncovered_cases', 0)):,} case(s) on "
-            f"{int(dim.get('uncovered', 0)):,} {label.split(' (')[0]}</p>"
-        )
-        rows = [(t["shown"], int(t["cases"])) for t in dim.get("top") or []]
-        if rows:
-            parts.append(_table((label.split(" (")[0][:-1], "cases"), rows))
-    return "".join(parts)
 
 
 def _stage_times(stats: dict[str, Any]) -> str:
@@ -406,7 +334,7 @@ def render_report(stats: dict[str, Any]) -> str:
         ),
         _mapping_section("Candidates not published, per reason", _drops(stats), 1, "reason"),
         _section("Shares of the published set against their caps", _shares(stats)),
-        _section("Splits and trust (what promote --min-trust checks)", _splits(stats)),
+        _section("Splits and trust (what promote --min-trust checks)", splits_section(stats)),
         _mapping_section(
             "Not selected, per reason (no funnel, gates, redaction)",
             stats.get("not_selected"),
@@ -425,7 +353,9 @@ def render_report(stats: dict[str, Any]) -> str:
         *coverage_parts,
         _section("Published cases and why each is in", _case_table(stats)),
         _section("Change against the parent version", _change(stats)),
-        _section("Coverage gap: this run's traffic with no case in the set", _coverage_gap(stats)),
+        _section(
+            "Coverage gap: this run's traffic with no case in the set", coverage_gap_section(stats)
+        ),
         _section("Drift against the pinned version", _drift(stats)),
         _section("Run time per stage (seconds)", _stage_times(stats)),
     ]
