@@ -16,16 +16,21 @@ from golden_distill.filters.dedup.signature import coverage_keys
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.work_folder import WorkFolder
 
-#: What the covered keys need of a published case (``coverage_keys``: path and task).
+#: What the covered keys need of a published case (``coverage_keys``: path and task), as
+#: Parquet leaf paths: the steps' names, kinds, statuses and write flags, never their
+#: arguments and responses (most of a version's bytes).
 CASE_COLUMNS = [
     "case_id",
     "trace_id",
     "tenant_id",
     "intent",
-    "steps",
     "outcome",
     "source",
     "expected",
+    "steps.list.element.kind",
+    "steps.list.element.name",
+    "steps.list.element.status",
+    "steps.list.element.is_mutating",
 ]
 
 
@@ -51,7 +56,8 @@ def run_coverage_gap(
     for part in parts:
         file = pq.ParquetFile(part)
         names = set(file.schema_arrow.names)
-        table = pl.from_arrow(file.read(columns=[c for c in CASE_COLUMNS if c in names]))
+        columns = [c for c in CASE_COLUMNS if c.split(".")[0] in names]
+        table = pl.from_arrow(file.read(columns=columns))
         assert isinstance(table, pl.DataFrame)
         covered.append(coverage_keys(table, config.dedup).select("path_key", "task_key", "tools"))
     keys = (
