@@ -181,14 +181,18 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
         stats = build_stats(job, published, case_ids)
         stats["held_by_confirmation_gate"] = len(held & case_ids)
         stats.update(earlier_versions.drift_against_pinned(resolved, parts))
+        stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
+        mark = time.perf_counter()
         stats["coverage_gap"] = run_coverage_gap(
             [r.signatures_path for r in job.results], parts, resolved.config, resolved.work
         )
-        stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
+        stats["stage_seconds"]["coverage_gap"] = round(time.perf_counter() - mark, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
     try:
+        mark = time.perf_counter()
         decisions = write_decisions_file(job, case_ids, parts_dir, held)
+        stats["stage_seconds"]["decisions"] = round(time.perf_counter() - mark, 3)
     except Exception as exc:
         raise StageError("publish", f"the decisions table: {describe(exc)}") from None
     try:
