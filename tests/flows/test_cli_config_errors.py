@@ -75,3 +75,13 @@ def test_preview_of_a_folder_without_cases(tmp_path) -> None:
     assert result.exit_code == 2, result.output
     assert "nothing to preview: no case was read" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize("text", ["automations: [1\n", "automations:\n  - bogus: 1\n", "- 1\n"])
+def test_alerts_file_error_exits_2_before_anything_is_saved(text, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GOLDEN_ALERT_WEBHOOK_URL", "http://127.0.0.1:9/hook")
+    bad = tmp_path / "alerts.yaml"
+    bad.write_text(text)
+    result = CliRunner().invoke(app, ["alerts", "apply", "--file", str(bad)])
+    assert result.exit_code == 2, result.output
+    assert f"golden alerts apply: {bad}" in result.output and "Traceback" not in result.output
