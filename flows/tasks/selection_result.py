@@ -64,8 +64,6 @@ class Selection:
     rejected: set[str] = field(default_factory=set)  # rejected in review (filters/review.py)
     confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
     corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # corrected expected
-    #: every candidate's tool path (case_id, path_key, trajectory), for the coverage gap
-    paths: FrameRef | None = None
     parent_version: str | None = None  # the version grown (None: built from sources alone)
     carried: pl.DataFrame | None = None  # CARRIED_SCHEMA: kept previous representatives
     carried_clusters: pl.DataFrame | None = None  # their cluster rows (+ new members attached)
@@ -84,7 +82,7 @@ class Selection:
     def frames_present(self) -> bool:
         """False when a frame the select task wrote is gone (a cleaned work folder): a cached
         selection is then recomputed."""
-        refs = (self.decisions, self.clusters, self.paths, self.quota_rows)
+        refs = (self.decisions, self.clusters, self.quota_rows)
         return all(ref.present() for ref in refs if ref is not None)
 
     @property

@@ -31,7 +31,6 @@ RAW_FILES = (
     "candidates.parquet",
     "decisions.parquet",
     "signatures.parquet",
-    "paths.parquet",  # the selection's candidate tool paths (flows/tasks/frame_ref.py)
     "quota_rows.parquet",  # the selection's representatives before the quotas (raw tenant ids)
     "quarantine.jsonl",
     "errors.log",
