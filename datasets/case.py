@@ -128,6 +128,7 @@ class Case:
     redaction: str | None = None  # JSON text
     split: str | None = None  # dev | regression | holdout
     trust: str | None = None  # unconfirmed | oracle | human
+    task_id: str | None = None  # the source's task id, pseudonymised (schema 1.2)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Self:
@@ -161,6 +162,6 @@ class Case:
         if not pipeline_fields:
             for name in ("funnels", "funnel_reasons", "value_score", "cluster_id"):
                 row.pop(name)
-            for name in ("cluster_size", "redaction", "split", "trust"):
+            for name in ("cluster_size", "redaction", "split", "trust", "task_id"):
                 row.pop(name)
         return row

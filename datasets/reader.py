@@ -39,7 +39,13 @@ from golden_distill.datasets.schema import GOLDEN_SCHEMA, conform_table
 from golden_distill.datasets.store.fs import StoreFS
 from golden_distill.datasets.store.history import HistoryError, resolve_pinned
 from golden_distill.datasets.store.integrity import TamperError, load_version
-from golden_distill.datasets.store.layout import CLUSTERS_NAME, REPORT_NAME, SetLayout, parse_ref
+from golden_distill.datasets.store.layout import (
+    CLUSTERS_NAME,
+    DECISIONS_NAME,
+    REPORT_NAME,
+    SetLayout,
+    parse_ref,
+)
 from golden_distill.datasets.store.manifest import volatile_keys_of
 from golden_distill.datasets.store.order import OrderDiff, compare_order, observed_order
 from golden_distill.datasets.store.recorded_calls import (
@@ -257,6 +263,24 @@ class GoldenSet:
         if entry is None:
             return None
         return pq.read_table(pa.BufferReader(self._bytes(entry)))
+
+    @property
+    def has_decisions(self) -> bool:
+        """Whether the version carries a decisions table (versions published before it did
+        not)."""
+        return self._entry(DECISIONS_NAME) is not None
+
+    def decisions(self) -> pa.Table | None:
+        """Why every case the run read is in this version or not (``decisions.parquet``,
+        datasets/store/decisions.py; checked like every file); None when the version has none."""
+        entry = self._entry(DECISIONS_NAME)
+        if entry is None:
+            return None
+        parquet = pq.ParquetFile(pa.BufferReader(self._bytes(entry)))
+        check_rows(
+            parquet.metadata.num_rows, entry, describe_file(self.store, self._rel(entry["name"]))
+        )
+        return parquet.read()
 
     def report_html(self) -> bytes | None:
         entry = self._entry(REPORT_NAME)

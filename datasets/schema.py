@@ -19,7 +19,8 @@ import hashlib
 import pyarrow as pa
 
 #: Bump on any incompatible change to the field list or types; manifests record it.
-SCHEMA_VERSION = "1.1"  # 1.1: `expected`, `split` and `trust` (readers of 1.0 read them as null)
+# 1.1: `expected`, `split` and `trust`; 1.2: `task_id` (readers of older files read them as null)
+SCHEMA_VERSION = "1.2"
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 
@@ -148,6 +149,9 @@ PIPELINE_FIELDS: list[pa.Field] = [
     pa.field("redaction", pa.string()),  # JSON text: {entity_type: count}, never values
     pa.field("split", pa.string()),  # one of SPLITS (by cluster, sticky)
     pa.field("trust", pa.string()),  # one of TRUST_TIERS (filters/trust.py)
+    # the source's task or scenario id (dedup.task_id_pattern), pseudonymised like a key: the
+    # same task gets the same value everywhere, so a reviewer can group by it
+    pa.field("task_id", pa.string()),
 ]
 
 #: The values of the published ``split`` column. Declared with the schema, not with the curation
@@ -159,7 +163,9 @@ TRUST_TIERS = ("unconfirmed", "oracle", "human")
 
 #: Fields added after schema 1.0, by the version that added them: files written before may lack
 #: them, and readers take a missing one as null.
-ADDED_FIELDS: dict[str, str] = {"expected": "1.1", "split": "1.1", "trust": "1.1"}
+ADDED_FIELDS: dict[str, str] = {
+    "expected": "1.1", "split": "1.1", "trust": "1.1", "task_id": "1.2",
+}  # fmt: skip
 
 CASE_SCHEMA = pa.schema(CASE_FIELDS, metadata={"golden_distill.schema_version": SCHEMA_VERSION})
 GOLDEN_SCHEMA = pa.schema(

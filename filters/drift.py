@@ -145,24 +145,3 @@ def drift(a: pl.DataFrame, b: pl.DataFrame, top: int | None = None) -> list[dict
                 )
     rows.sort(key=lambda r: (-abs(r["shift"]), r["dimension"], r["value"]))
     return rows[:top] if top else rows
-
-
-def coverage_gap(
-    candidate_paths: pl.DataFrame, pinned_paths: pl.DataFrame, top: int = 10
-) -> dict[str, Any]:
-    """New traffic the pinned version does not cover: candidates (``case_id, path_key,
-    trajectory``) whose tool path has no case in the pinned version (``path_key``). Counts, and
-    the uncovered paths with most cases first (tool names, statuses, write flags only)."""
-    pinned = set(pinned_paths.get_column("path_key").to_list()) if pinned_paths.height else set()
-    gap = candidate_paths.filter(~pl.col("path_key").is_in(sorted(pinned)))
-    paths = (
-        gap.group_by("path_key")
-        .agg(pl.len().alias("cases"), pl.col("trajectory").first())
-        .sort(["cases", "path_key"], descending=[True, False])
-    )
-    return {
-        "candidates": candidate_paths.height,
-        "uncovered_cases": gap.height,
-        "uncovered_paths": paths.height,
-        "paths": paths.head(top).select("trajectory", "cases").to_dicts(),
-    }

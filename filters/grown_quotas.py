@@ -52,6 +52,8 @@ class GrownQuotas:
     kept_new: pl.Series
     left: pl.DataFrame
     cut_new: dict[str, int] = field(default_factory=dict)
+    #: new cases cut (case_id, reason ``quota:<cap>``): the decisions table says which
+    cut_new_ids: pl.DataFrame | None = None
     shares: dict[str, Any] = field(default_factory=dict)
     kept: int = 0
 
@@ -89,6 +91,9 @@ def grown_quotas(
         kept_new=kept.filter(~pl.col("_carried")).get_column("case_id"),
         left=left,
         cut_new=dict(zip(cut_new["quota_cut"].to_list(), cut_new["len"].to_list(), strict=True)),
+        cut_new_ids=cut.filter(~pl.col("_carried")).select(
+            "case_id", reason=pl.format(LEFT_BY_QUOTA, "quota_cut")
+        ),
         shares=_published_shares(shares(kept, funnels.quotas, order)),
         kept=kept.height,
     )

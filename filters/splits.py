@@ -55,3 +55,38 @@ def assign_splits(
         else:
             out.append(inherited.get(row["key"]) or split_for(row["key"], cfg))
     return pl.Series("split", out, dtype=pl.String)
+
+
+#: The split an unconfirmed case is held out of when `curation.review.require_confirmation`.
+GATED = "regression"
+#: Where it waits for a person's confirmation.
+HELD_IN = "dev"
+
+
+def gate_unconfirmed(frame: pl.DataFrame, require_confirmation: bool) -> pl.DataFrame:
+    """``frame`` (case_id, ``split``: the split each case belongs in, ``_confirmed`` when
+    review marks are known) with ``_belongs_in`` (that split) and ``split`` as published: with
+    ``require_confirmation`` only a confirmed case stands in regression; an unconfirmed one
+    is held in dev. The gate works both ways: the split a case belongs in is what stays
+    sticky (``belongs_in``), so once confirmed it moves to regression on the next version."""
+    frame = frame.with_columns(_belongs_in=pl.col("split"))
+    if not require_confirmation:
+        return frame
+    confirmed = pl.col("_confirmed") if "_confirmed" in frame.columns else pl.lit(False)
+    held = (pl.col("split") == GATED) & ~confirmed.fill_null(False)
+    return frame.with_columns(split=pl.when(held).then(pl.lit(HELD_IN)).otherwise("split"))
+
+
+def belongs_in(frame: pl.DataFrame, previous: dict[str, str]) -> pl.DataFrame:
+    """``frame`` (a carried case's published rows) with ``split`` the split each case belongs
+    in per ``previous`` (the parent's, ``belongs_in``), its published split otherwise."""
+    if not previous:
+        return frame
+    known = pl.col("case_id").replace_strict(previous, default=None, return_dtype=pl.String)
+    return frame.with_columns(split=pl.coalesce(known, pl.col("split")))
+
+
+def sticky_splits(published: dict[str, str], held: dict[str, str]) -> dict[str, str]:
+    """case_id -> the split a parent's case belongs in: its published split, or the split the
+    confirmation gate held it out of (the parent's decisions table, ``held_from``)."""
+    return {**published, **{k: v for k, v in held.items() if v in SPLITS}}

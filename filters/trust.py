@@ -54,3 +54,43 @@ def at_least(trust: pl.Expr, minimum: str) -> pl.Expr:
     """Rows whose trust is ``minimum`` or stronger."""
     ranks = trust.replace_strict(RANK, default=0, return_dtype=pl.Int8)
     return ranks >= RANK[minimum]
+
+
+#: The split `golden sets promote --min-trust` checks (a version without splits: every case).
+CHECKED_SPLIT = "regression"
+
+
+def weaker_in_regression(frame: pl.DataFrame, minimum: str) -> pl.DataFrame:
+    """The rows of the regression split trusted less than ``minimum`` (a version without
+    splits or trust: every case counts as regression and unconfirmed). What `golden sets
+    promote --min-trust` refuses and the report counts (``trust_by_split``)."""
+    split = pl.col("split") if "split" in frame.columns else pl.lit(None, dtype=pl.String)
+    trust = pl.col("trust") if "trust" in frame.columns else pl.lit(None, dtype=pl.String)
+    return frame.filter(
+        split.fill_null(CHECKED_SPLIT).eq(CHECKED_SPLIT)
+        & ~at_least(trust.fill_null(UNCONFIRMED), minimum)
+    )
+
+
+def trust_by_split(frame: pl.DataFrame) -> dict[str, dict[str, int]]:
+    """{split: {trust: cases}} of published rows (missing columns read as promote reads them:
+    regression, unconfirmed); summed over a version's parts for the report."""
+    split = pl.col("split") if "split" in frame.columns else pl.lit(None, dtype=pl.String)
+    trust = pl.col("trust") if "trust" in frame.columns else pl.lit(None, dtype=pl.String)
+    counts = (
+        frame.select(split=split.fill_null(CHECKED_SPLIT), trust=trust.fill_null(UNCONFIRMED))
+        .group_by("split", "trust")
+        .len()
+    )
+    out: dict[str, dict[str, int]] = {}
+    for s, t, n in counts.iter_rows():
+        out.setdefault(str(s), {})[str(t)] = int(n)
+    return out
+
+
+def below_in_regression(counts: dict[str, dict[str, int]], minimum: str) -> int:
+    """Cases of the regression split trusted less than ``minimum``, from ``trust_by_split``:
+    the count `golden sets promote --min-trust minimum` refuses."""
+    return sum(
+        n for t, n in (counts.get(CHECKED_SPLIT) or {}).items() if RANK.get(t, 0) < RANK[minimum]
+    )

@@ -26,13 +26,22 @@ URL_ENV = "GOLDEN_ALERT_WEBHOOK_URL"
 BLOCK_NAME = "golden-nightly-alert"
 
 
+#: A block id to check the automations file with before the real block is saved.
+PLACEHOLDER_BLOCK = "00000000-0000-0000-0000-000000000000"
+
+
 class AlertsError(ValueError):
     """The alerts cannot be applied (no webhook URL, a malformed automation file)."""
 
 
 def load_automations(path: Path, block_id: str) -> list[AutomationCore]:
     """The automations of ``path``, each notification sent through block ``block_id``."""
-    spec = yaml.safe_load(path.read_text()) or {}
+    try:
+        spec = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise AlertsError(f"{path}: {str(exc).splitlines()[0]}") from None
+    if not isinstance(spec, dict):
+        raise AlertsError(f"{path}: expected a mapping with `automations:`")
     found = []
     for raw in spec.get("automations") or []:
         for action in raw.get("actions") or []:
@@ -55,6 +64,7 @@ def apply_alerts(
     url = env.get(URL_ENV, "").strip()
     if not url:
         raise AlertsError(f"set {URL_ENV} to the webhook that receives alerts")
+    load_automations(path, PLACEHOLDER_BLOCK)  # a bad file fails before anything is saved
     block = CustomWebhookNotificationBlock(
         name="golden-distill",
         url=url,

@@ -56,6 +56,7 @@ def distill(
     force: bool = False,
     rebuild: bool = False,
     by_mtime: bool = False,
+    new_key: bool = False,
 ) -> str:
     """Distil the recordings of ``sources`` in ``[since, until)`` into a new version of a set.
 
@@ -78,6 +79,7 @@ def distill(
             force=force,
             rebuild=rebuild,
             by_mtime=by_mtime,
+            new_key=new_key,
         )
     except Exception as exc:
         raise StageError("validate", describe(exc)) from None

@@ -76,6 +76,12 @@ class DistillParams(BaseModel):
         description="Recompute the set from the sources alone, ignoring the previous version's "
         "cases (default: grow it incrementally) and the store's watermark.",
     )
+    new_key: bool = Field(
+        False,
+        description="Publish with a pseudonym key other than the set's latest version's: starts "
+        "a new lineage (built from the sources alone, never grown from versions keyed "
+        "otherwise). Without it such a run is refused.",
+    )
     by_mtime: bool = Field(
         False,
         description="Also pick input files by modification time: only files modified inside the "

@@ -20,7 +20,10 @@ from pathlib import Path
 
 from golden_distill.datasets.case_identity import DIGEST_VERSION
 from golden_distill.datasets.sources.discovery import Discovery, Shard, discover
+from golden_distill.datasets.store.aliases import LATEST, read_alias
 from golden_distill.datasets.store.fs import StoreFS
+from golden_distill.datasets.store.layout import SetLayout
+from golden_distill.datasets.store.versions import read_manifest
 from golden_distill.flows.caching import pipeline_version, shard_cache_key, shard_config_sha256
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import DistillParams, ResolvedRun
@@ -72,6 +75,38 @@ def key_id(resolved: ResolvedRun, *, allow_prefect: bool) -> str | None:
     except Exception as exc:
         raise StageError("validate", describe(exc)) from None
     return found.key.key_id
+
+
+def check_key_lineage(resolved: ResolvedRun, kid: str | None) -> None:
+    """A run keyed otherwise than the set's latest version is refused unless ``new_key``: its
+    pseudonyms would differ from every published one (every tenant would look new, a replay
+    of a grown set would mix two keys' ids). ``new_key`` starts a new lineage instead."""
+    if kid is None or resolved.params.new_key:
+        return
+    try:
+        store = StoreFS(resolved.store_url, resolved.config.publish.storage_options or None)
+        found = latest_key_id(store, resolved.set_name)
+    except Exception as exc:
+        raise StageError("validate", f"reading the set's key id: {describe(exc)}") from None
+    if found is None:
+        return
+    version, theirs = found
+    if theirs and theirs != kid:
+        raise StageError(
+            "validate",
+            f"the pseudonym key {kid} is not the key of {resolved.set_name}@{version} "
+            f"({theirs}): its pseudonyms would not match the published ones. Use the set's "
+            "key, or pass --new-key (flow parameter new_key) to start a new lineage "
+            "built from the sources alone",
+        )
+
+
+def latest_key_id(store: StoreFS, set_name: str) -> tuple[str, str | None] | None:
+    """(version, key id) of the set's `latest` version; None for a new set."""
+    version = read_alias(store, SetLayout(set_name), LATEST)
+    if version is None:
+        return None
+    return version, read_manifest(store, set_name, version).get("key_id")
 
 
 def _check_store(resolved: ResolvedRun) -> None:
@@ -180,6 +215,7 @@ def preflight(
     are about to be hashed (``golden run`` boots Prefect's API meanwhile)."""
     resolved = with_window(validate(params), scheduled_start)
     kid = key_id(resolved, allow_prefect=allow_prefect)
+    check_key_lineage(resolved, kid)
     if resolved.since is not None and resolved.since == resolved.until:
         return Prepared(resolved, kid, Discovery(), [], None)
     try:

@@ -228,6 +228,9 @@ def _default_key_fields() -> list[KeyField]:
         ),
         KeyField(key_type="session", columns=["session_id"]),
         KeyField(key_type="trace", columns=["trace_id"]),
+        # the source's task id (dedup.task_id_pattern): one pseudonym per task, so a
+        # reviewer can group the published cases by task
+        KeyField(key_type="task", columns=["task_id"]),
     ]
 
 

@@ -55,7 +55,7 @@ from golden_distill.datasets.store.signing import (
 from golden_distill.datasets.store.versions import VersionNotFound
 
 SEAL_KEY = "manifest_sha256"
-ROLES = ("cases", "clusters", "report")
+ROLES = ("cases", "clusters", "report", "decisions")
 _SHA256_CHARS = frozenset("0123456789abcdef")
 
 

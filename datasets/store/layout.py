@@ -4,6 +4,7 @@
 <store>/<set>/versions/<version>/cases.parquet | cases-NNNN.parquet ...
 <store>/<set>/versions/<version>/clusters.parquet     (when the pipeline gave clusters)
 <store>/<set>/versions/<version>/report.html          (when the pipeline gave a report)
+<store>/<set>/versions/<version>/decisions.parquet    why each case read is in or out (pipeline)
 <store>/<set>/versions/<version>/manifest.json        written last: the version exists from here
 <store>/<set>/refs/<alias>                            text: the version id, e.g. 2026.11.29.1
 <store>/<set>/_claims/<version>                       create-if-absent: who allocated the id
@@ -23,6 +24,7 @@ from datetime import date
 MANIFEST_NAME = "manifest.json"
 REPORT_NAME = "report.html"
 CLUSTERS_NAME = "clusters.parquet"
+DECISIONS_NAME = "decisions.parquet"
 
 # Names become folder and object names, so every check is a *full* match over ASCII only:
 # ``re.match`` with ``$`` would accept a trailing newline, ``\d`` would accept other scripts'

@@ -51,7 +51,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +71,7 @@ from golden_distill.datasets.store.case_files import (
 )
 from golden_distill.datasets.store.cluster_file import write_clusters_from
 from golden_distill.datasets.store.cluster_marks import mark_published
+from golden_distill.datasets.store.decisions import write_decisions
 from golden_distill.datasets.store.erasure_log import (
     drop_erased,
     erased_case_ids,
@@ -194,9 +195,10 @@ def publish_version(
     *,
     cases: pa.Table | Sequence[Path | str],
     clusters: pa.Table | Path | None = None,
-    report_html: str | bytes | None = None,
+    report_html: str | bytes | Callable[[str], str] | None = None,
     manifest_fields: dict[str, Any] | ManifestFields | None = None,
     force: bool = False,
+    decisions: pa.Table | Path | None = None,
     storage_options: dict[str, Any] | None = None,
     config: PublishConfig | None = None,
     signing_key: Ed25519PrivateKey | None = None,
@@ -207,6 +209,9 @@ def publish_version(
 
     ``clusters``: the cluster table, in memory or as a local Parquet file (the flow's: written
     one range of clusters at a time, ``cluster_file``).
+    ``report_html``: the page, or a function of the version id that renders it once the id is
+    claimed (so the report names its version).
+    ``decisions``: the decisions table (``decisions.py``), in memory or a local Parquet file.
     ``signing_key`` None: the key configured in ``GOLDEN_SIGNING_KEY``, if any, signs it.
     ``prechecked``: ``replay.steps_digests`` of cases a published version passed the replay check
     with (a grown set's carried cases); a staged case with the same digest is not checked again
@@ -235,7 +240,7 @@ def publish_version(
     try:
         return _publish_staged(
             store, layout, staging, cases, clusters, report_html, fields, force, cfg, timings,
-            signer, erasure, prechecked, expected_parent,
+            signer, erasure, prechecked, expected_parent, decisions,
         )  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone after a rename; else cleaned here
@@ -283,7 +288,7 @@ def _publish_staged(
     staging: Path,
     cases: pa.Table | _Excluding,
     clusters: pa.Table | Path | None,
-    report_html: str | bytes | None,
+    report_html: str | bytes | Callable[[str], str] | None,
     fields: ManifestFields,
     force: bool,
     cfg: PublishConfig,
@@ -292,6 +297,7 @@ def _publish_staged(
     erasure: dict[str, Any] | None = None,
     prechecked: pl.DataFrame | None = None,
     expected_parent: object = ANY,
+    decisions: pa.Table | Path | None = None,
 ) -> PublishResult:
     mark = time.perf_counter()
     files, counts = stage_cases(  # streamed and bucketed: memory does not grow with the set
@@ -303,8 +309,9 @@ def _publish_staged(
         exclude=None if isinstance(cases, pa.Table) else cases.excluded,
     )
     _pause("cases")
+    wanted = clusters is not None or decisions is not None
+    published = _published_ids(staging, files) if wanted else pa.array([], pa.string())
     if clusters is not None:
-        published = _published_ids(staging, files)
         if isinstance(clusters, pa.Table):
             entry = write_clusters(mark_published(clusters, published), staging)
         else:  # a file: written one range of clusters at a time
@@ -312,11 +319,10 @@ def _publish_staged(
         files.append(entry)
         counts["clusters"] = entry["rows"]
         _pause("clusters")
-    if report_html is not None:
-        data = report_html.encode() if isinstance(report_html, str) else report_html
-        (staging / REPORT_NAME).write_bytes(data)
-        files.append(file_entry(staging / REPORT_NAME, role="report"))
-        _pause("report")
+    if decisions is not None:
+        files.append(write_decisions(decisions, published, staging))
+    if report_html is not None and not callable(report_html):
+        _write_report(staging, files, report_html)
     timings["write"] = time.perf_counter() - mark
 
     # Verify what was staged: read it back and run the replay check on the bytes on disk
@@ -352,6 +358,8 @@ def _publish_staged(
     version = allocate_version(store, layout.set_name)
     sequence = next_sequence(store, layout.set_name, parent)  # its place in the signed history
     _pause("claimed")
+    if callable(report_html):  # rendered now that the report can name its version
+        _write_report(staging, files, report_html(version))
     manifest = build_manifest(
         set_name=layout.set_name,
         version=version,
@@ -424,6 +432,13 @@ def _publish_staged(
         manifest=manifest,
         timings=timings,
     )
+
+
+def _write_report(staging: Path, files: list[dict[str, Any]], html: str | bytes) -> None:
+    data = html.encode() if isinstance(html, str) else html
+    (staging / REPORT_NAME).write_bytes(data)
+    files.append(file_entry(staging / REPORT_NAME, role="report"))
+    _pause("report")
 
 
 def _upload(

@@ -55,8 +55,9 @@ def describe_file(store: StoreFS, rel: str) -> str:
 
 
 def check_rows(rows: int, entry: dict[str, Any], where: str) -> None:
-    """A cases file holds exactly the rows its manifest entry says (the counts come from it)."""
-    if entry.get("role") == "cases" and rows != entry.get("rows"):
+    """A cases (or decisions) file holds exactly the rows its manifest entry says (the counts
+    come from it)."""
+    if entry.get("role") in ("cases", "decisions") and rows != entry.get("rows"):
         raise ChecksumError(f"{where}: {rows} rows, manifest says {entry.get('rows')}")
 
 
@@ -109,7 +110,7 @@ def verify_version(
         except ChecksumError as exc:
             report.problems.append(str(exc))
             continue
-        if entry["role"] in ("cases", "clusters"):
+        if entry["role"] in ("cases", "clusters", "decisions"):
             try:
                 table = parquet_from_bytes(data)
             except (pa.ArrowException, OSError):
@@ -117,6 +118,12 @@ def verify_version(
                 continue
             if entry["role"] == "clusters":
                 cluster_rows = table.num_rows
+                continue
+            if entry["role"] == "decisions":
+                try:
+                    check_rows(table.num_rows, entry, describe_file(store, rel))
+                except ChecksumError as exc:
+                    report.problems.append(str(exc))
                 continue
             try:
                 check_rows(table.num_rows, entry, describe_file(store, rel))

@@ -18,19 +18,14 @@ from golden_distill.filters.dedup.cluster import ClusterStats, cluster
 from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.report import LargestCluster, largest_clusters
 
-#: The candidates' tool paths, which the coverage gap reads at publish.
-PATH_COLUMNS = ["case_id", "path_key", "trajectory"]
-
 
 @dataclass
 class BucketClusters:
-    """A bucket's cluster table (``CLUSTER_SCHEMA``), its stats, its largest clusters and the
-    tool paths of its candidates."""
+    """A bucket's cluster table (``CLUSTER_SCHEMA``), its stats and its largest clusters."""
 
     table: pl.DataFrame
     stats: ClusterStats
     largest: list[LargestCluster]
-    paths: pl.DataFrame
 
 
 def cluster_bucket(path: Path, cfg: DedupConfig) -> BucketClusters:
@@ -42,5 +37,4 @@ def cluster_bucket(path: Path, cfg: DedupConfig) -> BucketClusters:
         table=clustering.table,
         stats=clustering.stats,
         largest=largest_clusters(clustering.table, rows, cfg.report_largest),
-        paths=rows.select(PATH_COLUMNS),
     )

@@ -101,3 +101,30 @@ def _outcome(signatures: pl.DataFrame) -> pl.Expr:
     if "outcome" in signatures.columns:
         return pl.col("outcome")
     return pl.lit("", dtype=pl.String).alias("outcome")
+
+
+def mark_published(
+    largest: list[dict[str, Any]], published: set[str], refused: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """The largest clusters (``asdict(LargestCluster)`` rows, as the stats hold them) with each
+    member's role as published: ``published`` for the member the version holds (the select
+    step's representative may have been refused by redaction or rejected in review, and
+    another member published in its place), ``refused`` for a member redaction refused,
+    ``member`` otherwise; each cluster names its ``published`` member (None: lost)."""
+    refused = refused or set()
+    out = []
+    for cluster in largest:
+        members = []
+        for member in cluster.get("members") or []:
+            case_id = member["case_id"]
+            role = (
+                "published"
+                if case_id in published
+                else "refused"
+                if case_id in refused
+                else "member"
+            )
+            members.append({**member, "role": role})
+        shown = next((m["case_id"] for m in members if m["role"] == "published"), None)
+        out.append({**cluster, "members": members, "published": shown})
+    return out

@@ -157,6 +157,21 @@ def _field(df: pl.DataFrame, column: str, name: str) -> pl.Expr:
     return pl.lit(None)
 
 
+def task_id_expr(df: pl.DataFrame, cfg: DedupConfig) -> pl.Expr:
+    """The source's task or scenario id of each row: ``task_id_pattern``'s first group in the
+    trace id, else in the source record id (null when there is no pattern or no match). The
+    flow keeps it as the candidates' ``task_id`` column, which redaction pseudonymises like a
+    key (the same task, the same pseudonym) so a reviewer can group the published set by it."""
+    if not cfg.task_id_pattern:
+        return pl.lit(None, dtype=pl.String)
+    found = []
+    if "trace_id" in df.columns:
+        found.append(pl.col("trace_id").cast(pl.String).str.extract(cfg.task_id_pattern, 1))
+    record_id = _field(df, "source", "source_record_id").cast(pl.String)
+    found.append(record_id.str.extract(cfg.task_id_pattern, 1))
+    return pl.coalesce(*found)
+
+
 def _work_columns(df: pl.DataFrame, cfg: DedupConfig) -> pl.DataFrame:
     """Per row: ``task_key``, ``outcome_key`` and ``tenant_key`` (runs that differ in any of
     them are different work, never merged) and a short ``outcome`` label for reports (no
@@ -174,12 +189,7 @@ def _work_columns(df: pl.DataFrame, cfg: DedupConfig) -> pl.DataFrame:
     intent = _field(df, "intent", "name").cast(pl.String)
     task = intent
     if cfg.task_id_pattern:
-        found = []
-        if "trace_id" in df.columns:
-            found.append(pl.col("trace_id").cast(pl.String).str.extract(cfg.task_id_pattern, 1))
-        record_id = _field(df, "source", "source_record_id").cast(pl.String)
-        found.append(record_id.str.extract(cfg.task_id_pattern, 1))
-        task = pl.coalesce(intent, *found)
+        task = pl.coalesce(intent, task_id_expr(df, cfg))
     if "expected" in df.columns:  # the expected outcome a task defines (#13): same task only
         expected = pl.col("expected")
         if isinstance(df.schema["expected"], pl.Struct):
@@ -299,4 +309,50 @@ def with_tenants(sigs: pl.DataFrame, tenants: pl.DataFrame) -> pl.DataFrame:
             [_sha([w, c], 32) for w, c in zip(new_work, contents, strict=True)],
             dtype=pl.String,
         ),
+    )
+
+
+def coverage_keys(df: pl.DataFrame, cfg: DedupConfig | None = None) -> pl.DataFrame:
+    """case_id, path_key, task_key (the task part of ``work_key``) and tools (the tool names of
+    the path) of CASE/GOLDEN rows: what the coverage gap compares, without the argument shapes
+    and request text a whole signature costs. ``path_key`` and ``task_key`` equal
+    ``signatures``' (tests/filters/test_coverage.py)."""
+    cfg = cfg or DedupConfig()
+    if df.height == 0:
+        return pl.DataFrame(
+            schema={
+                "case_id": pl.String,
+                "path_key": pl.String,
+                "task_key": pl.String,
+                "tools": pl.List(pl.String),
+            }
+        )
+    steps = (
+        df.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"), "steps")
+        .explode("steps")
+        .filter(pl.col("steps").is_not_null())
+        .unnest("steps")
+        .filter(pl.col("kind").is_in(PATH_KINDS) | pl.col("kind").is_null())
+    )
+    write = pl.col("is_mutating").fill_null(False)
+    token = pl.concat_str(
+        pl.col("name"),
+        pl.col("status").fill_null("ok"),
+        pl.when(write).then(pl.lit("W")).otherwise(pl.lit("R")),
+        separator=":",
+    )
+    per_row = steps.group_by("_row", maintain_order=True).agg(
+        trajectory=token.str.join(" "), tools=pl.col("name").drop_nulls().unique().sort()
+    )
+    rows = pl.DataFrame({"_row": pl.int_range(df.height, dtype=pl.UInt32, eager=True)})
+    paths = rows.join(per_row, on="_row", how="left").sort("_row")
+    traj = paths.get_column("trajectory").fill_null("").to_list()
+    work = _work_columns(df, cfg)
+    return pl.DataFrame(
+        {
+            "case_id": df.get_column("case_id").cast(pl.String),
+            "path_key": [_sha([t], 16) for t in traj],
+            "task_key": [_sha([t], 8) for t in work.get_column("task_key").to_list()],
+            "tools": paths.get_column("tools").fill_null([]),
+        }
     )

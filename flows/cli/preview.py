@@ -53,6 +53,15 @@ def _ingest(sources: list[str], work: Path, fmt: str | None, config: Any) -> tup
             "reading raw recordings needs the ingest module; pass canonical .parquet shards"
         ) from None
     summary = ingest(sources, work, fmt=fmt, config=config.ingest)
+    if not (work / "cases").exists() or not getattr(summary, "cases_written", 1):
+        read = getattr(summary, "records_read", 0) or 0
+        quarantined = sum((getattr(summary, "quarantined", {}) or {}).values())
+        typer.echo(
+            f"nothing to preview: no case was read from {', '.join(sources)} ({read} record(s) "
+            f"read, {quarantined} quarantined)",
+            err=True,
+        )
+        raise typer.Exit(2)
     info = {
         "records_read": getattr(summary, "records_read", None),
         "cases": getattr(summary, "cases_written", None),
@@ -154,6 +163,14 @@ def preview_command(
         Path | None,
         typer.Option("--ids-out", help="Write the selected case ids here, one per line."),
     ] = None,
+    case: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--case",
+            help="Explain this case (repeatable): selected, or why not (no_funnel, gate, "
+            "dedup and the member selected in its place, quota), with its funnel reasons.",
+        ),
+    ] = None,
     check_redaction: Annotated[
         bool,
         typer.Option(
@@ -210,6 +227,8 @@ def preview_command(
                 dedup=cfg.dedup, mixed=results[0][3],
             ),
         }  # fmt: skip
+        if case:
+            report["cases"] = explain_cases(results[0][1], results[0][2], case)
         if other is not None:
             report["against"] = str(against)
             report["diff"] = diff_report(
@@ -230,6 +249,53 @@ def preview_command(
     typer.echo(render_preview(report))
     if "diff" in report:
         typer.echo(render_diff(report))
+    for line in render_cases(report.get("cases") or []):
+        typer.echo(line)
+
+
+def explain_cases(decided: Any, clusters: Any, ids: list[str]) -> list[dict[str, Any]]:
+    """Each asked case's decision, as a run's decisions table would hold it (status, funnels,
+    score, cluster, the member selected in its place) with its funnel reasons."""
+    # heavy: loaded when the option is used
+    import polars as pl
+
+    from golden_distill.filters.decision_table import decision_table, explain
+
+    selected = decided.filter(pl.col("status") == "selected").get_column("case_id")
+    table = decision_table(
+        decided.lazy(),
+        membership=clusters,
+        published=selected.to_list(),
+    ).with_columns(pl.col("status").replace("published", "selected"))
+    reasons = dict(
+        decided.select("case_id", pl.col("funnel_reasons").cast(pl.String))
+        .unique("case_id", keep="first")
+        .iter_rows()
+    )
+    out = []
+    for case_id in ids:
+        rows = table.filter(pl.col("case_id") == case_id).to_dicts()
+        if not rows:
+            out.append({"case_id": case_id, "status": None, "why": "not among the cases read"})
+            continue
+        row = rows[0]
+        out.append(
+            {
+                **row,
+                "why": explain(row, "selected"),
+                "reasons": json.loads(reasons.get(case_id) or "{}"),
+            }
+        )
+    return out
+
+
+def render_cases(cases: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for case in cases:
+        lines.append(f"case {case['case_id']}: {case['why']}")
+        for funnel, reason in (case.get("reasons") or {}).items():
+            lines.append(f"  why {funnel}: {reason}")
+    return lines
 
 
 def register(app: typer.Typer) -> None:

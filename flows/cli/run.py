@@ -166,6 +166,15 @@ def run_command(
             "--rebuild", help="Build from the sources alone (not from the previous version)."
         ),
     ] = False,
+    new_key: Annotated[
+        bool,
+        typer.Option(
+            "--new-key",
+            help="Publish with a pseudonym key other than the set's (its key id is in the "
+            "manifest): a new lineage, built from the sources alone. Without it such a run "
+            "is refused (exit 2).",
+        ),
+    ] = False,
     by_mtime: Annotated[
         bool,
         typer.Option("--by-mtime", help="Only read files modified inside --since/--until."),
@@ -200,6 +209,7 @@ def run_command(
             force=force,
             rebuild=rebuild,
             by_mtime=by_mtime,
+            new_key=new_key,
         )
     except ValidationError as exc:
         problems = "; ".join(

@@ -97,17 +97,11 @@ def _weaker_regression_cases(golden: Any, minimum: str) -> list[str]:
     import polars as pl
 
     # heavy: loaded when the command runs, not for `golden --help`
-    from golden_distill.filters.trust import at_least
+    from golden_distill.filters.trust import weaker_in_regression
 
     frame = pl.from_arrow(golden.read_table())
     assert isinstance(frame, pl.DataFrame)
-    split = pl.col("split") if "split" in frame.columns else pl.lit(None, dtype=pl.String)
-    trust = pl.col("trust") if "trust" in frame.columns else pl.lit(None, dtype=pl.String)
-    weak = frame.filter(
-        split.fill_null("regression").eq("regression")
-        & ~at_least(trust.fill_null("unconfirmed"), minimum)
-    )
-    return sorted(weak.get_column("case_id").to_list())
+    return sorted(weaker_in_regression(frame, minimum).get_column("case_id").to_list())
 
 
 def gc_cmd(
@@ -132,7 +126,7 @@ def gc_cmd(
     # heavy: loaded when the command runs, not for `golden --help`
     from golden_distill.datasets.store.gc import apply_gc, plan_gc
 
-    cfg = publish_config(config).retention
+    cfg = guard(lambda: publish_config(config)).retention
     fs = open_store(store, storage_options, config)
     plan = guard(
         lambda: plan_gc(

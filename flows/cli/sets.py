@@ -33,6 +33,8 @@ Examples:
 
     golden sets list --store ./golden-store
     golden sets show nightly@latest
+    golden sets show nightly@latest --case c_3fb351ff6cecbf40f18aed03
+    golden sets why c_3fb351ff6cecbf40f18aed03 --set nightly      # in, out, when and why
     golden sets diff nightly@2026.11.28.1 nightly@latest
     golden sets verify nightly@stable
     golden sets verify nightly@stable --public-key signer.pub.pem   # must be signed by it
@@ -105,7 +107,8 @@ def show_cmd(
 ) -> None:
     """Show a version's manifest: signature (signed? by which key id?), counts per funnel,
     files, config hash. It does not check the files: `golden sets verify` does. With
-    `--case ID`: why that case is in the version, its cluster and its history across versions.
+    `--case ID`: why that case is in the version or not (any case the run read: no funnel,
+    dedup, quota, redaction, review), its cluster and its history across versions.
 
     Example: `golden sets show nightly@latest --case c_3fb351ff6cecbf40f18aed03`
     """
@@ -153,6 +156,53 @@ def show_cmd(
     typer.echo("files")
     for entry in manifest["files"]:
         typer.echo(f"  {entry['name']:<22} {entry['size']:>12} B  sha256 {entry['sha256'][:16]}…")
+
+
+def why_cmd(
+    case: Annotated[str, typer.Argument(help="A case id, as published (c_...).")],
+    set_name: Annotated[
+        str | None,
+        typer.Option("--set", help="The set (default: every set of the store that knows it)."),
+    ] = None,
+    store: StoreOpt = None,
+    storage_options: OptionsOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    public_key: PublicKeyOpt = None,
+) -> None:
+    """Why a case is in a set or not, version by version: published, or the decision that
+    kept it out (no_funnel, gate, dedup and the member published in its place, quota,
+    redaction's refusal, review rejection with the reviewer's reason), when it was first
+    published and when it left and why. Read from each version's decisions table.
+
+    Example: `golden sets why c_3fb351ff6cecbf40f18aed03 --set nightly`
+    """
+    # heavy: loaded when the command runs, not for `golden --help`
+    from golden_distill.datasets.store.layout import check_set_name
+    from golden_distill.datasets.store.versions import list_sets
+    from golden_distill.flows.cli.case_history import render_why, why_report
+
+    fs = open_store(store, storage_options, config)
+    keys = trusted_keys(public_key)
+    if set_name is not None:
+        guard(lambda: check_set_name(set_name))
+    names = [set_name] if set_name is not None else guard(lambda: list_sets(fs))
+    if not names:
+        typer.echo("error: the store holds no set", err=True)
+        raise typer.Exit(2)
+
+    def report_of(name: str) -> dict[str, Any]:
+        def at(version: str) -> Any:
+            return open_ref(fs, f"{name}@{version}", verify=True, public_key=keys)
+
+        return why_report(fs, name, case, at)
+
+    reports = [guard(lambda n=n: report_of(n)) for n in names]
+    known = [r for r in reports if r["known"]] or reports[:1]
+    if as_json:
+        typer.echo(json.dumps(known if set_name is None else known[0], indent=2, default=str))
+        return
+    typer.echo("\n\n".join(render_why(r) for r in known))
 
 
 def diff_cmd(
@@ -244,6 +294,7 @@ def register(app: typer.Typer) -> None:
     sets = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="markdown")
     sets.command("list")(list_cmd)
     sets.command("show")(show_cmd)
+    sets.command("why")(why_cmd)
     sets.command("diff")(diff_cmd)
     sets.command("verify")(verify_cmd)
     sets.command("promote")(promote_cmd)

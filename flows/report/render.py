@@ -11,6 +11,8 @@ from html import escape
 from typing import Any
 
 from golden_distill.datasets.quarantine import quarantine_hint
+from golden_distill.flows.report.curation import coverage_gap_section, splits_section
+from golden_distill.flows.report.html import table as _table
 from golden_distill.flows.report.svg import bar_chart
 from golden_distill.flows.tasks.run_stats import CASE_TABLE_ROWS
 from golden_distill.redaction.inventory import unclassified_findings, verifier_paths
@@ -27,14 +29,6 @@ svg text{font-family:system-ui,sans-serif;fill:#222}
 """
 
 
-def _n(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:,.2f}"
-    return f"{int(value):,}"
-
-
 def _items(mapping: dict[str, Any] | None, limit: int | None = None) -> list[tuple[str, float]]:
     items = sorted(((str(k), float(v)) for k, v in (mapping or {}).items()), key=lambda kv: -kv[1])
     return items[:limit] if limit else items
@@ -44,20 +38,6 @@ def _bin_order(label: str) -> tuple[int, str]:
     """Numeric bins in numeric order (`size 2` before `size 10`), anything else after."""
     digits = "".join(ch for ch in label if ch.isdigit())
     return (int(digits), label) if digits else (1 << 62, label)
-
-
-def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = []
-    for row in rows:
-        cells = []
-        for value in row:
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                cells.append(f'<td class="n">{_n(value)}</td>')
-            else:
-                cells.append(f"<td>{escape(str(value))}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
 def _section(title: str, *parts: str) -> str:
@@ -136,13 +116,23 @@ def _hints(quarantined: dict[str, Any] | None) -> str:
 
 
 def _largest_clusters(stats: dict[str, Any]) -> str:
-    """Each large cluster: its tool path and outcome, then every member (kept or dropped)."""
+    """Each large cluster: its tool path and outcome, the member published (not the select
+    step's first choice when redaction refused it), then every member (kept or dropped)."""
     parts = []
     for c in stats.get("largest_clusters") or []:
+        shown = c.get("published") or ""
+        published = (
+            f"<p>published: <code>{escape(shown)}</code></p>"
+            if shown
+            else "<p>published: none (no member could be published)</p>"
+            if "published" in c
+            else ""
+        )
         parts.append(
             f"<h3>{escape(c['cluster_id'])}: {int(c['size'])} runs, "
             f"{escape(c.get('outcome') or 'ok')}</h3>"
             f"<p class='muted'>tool path: <code>{escape(c.get('trajectory') or '')}</code></p>"
+            + published
         )
         rows = [
             (m["case_id"], m["role"], m["merged_by"], float(m["distance"]), m.get("outcome") or "")
@@ -251,19 +241,7 @@ def _drift(stats: dict[str, Any]) -> str:
     ]  # fmt: skip
     head = f"<p>Against the pinned version <code>{escape(str(stats['pinned']))}</code>.</p>"
     table = _table(("dimension", "value", "before", "after", "shift"), rows) if rows else ""
-    gap = stats.get("coverage_gap") or {}
-    gap_html = ""
-    if gap:
-        gap_html = (
-            f"<p>Coverage gap: {int(gap['uncovered_cases']):,} of {int(gap['candidates']):,} "
-            f"candidates ({int(gap['uncovered_paths']):,} tool paths) have no case on their "
-            "tool path in the pinned version.</p>"
-            + _table(
-                ("tool path", "cases"),
-                [(p["trajectory"], int(p["cases"])) for p in gap.get("paths") or []],
-            )
-        )
-    return head + table + gap_html
+    return head + table
 
 
 def _stage_times(stats: dict[str, Any]) -> str:
@@ -356,6 +334,7 @@ def render_report(stats: dict[str, Any]) -> str:
         ),
         _mapping_section("Candidates not published, per reason", _drops(stats), 1, "reason"),
         _section("Shares of the published set against their caps", _shares(stats)),
+        _section("Splits and trust (what promote --min-trust checks)", splits_section(stats)),
         _mapping_section(
             "Not selected, per reason (no funnel, gates, redaction)",
             stats.get("not_selected"),
@@ -374,7 +353,10 @@ def render_report(stats: dict[str, Any]) -> str:
         *coverage_parts,
         _section("Published cases and why each is in", _case_table(stats)),
         _section("Change against the parent version", _change(stats)),
-        _section("Drift and coverage gap against the pinned version", _drift(stats)),
+        _section(
+            "Coverage gap: this run's traffic with no case in the set", coverage_gap_section(stats)
+        ),
+        _section("Drift against the pinned version", _drift(stats)),
         _section("Run time per stage (seconds)", _stage_times(stats)),
     ]
     return (

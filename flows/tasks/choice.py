@@ -8,7 +8,7 @@ still decided as a whole, its first row wins) and only the *counts* of the other
 (``selection_stats`` is a sum of counts, so the other rows' counts, taken once, join each
 choice's). ``choose_candidates`` runs ``choose`` over the active rows; the flow's process does
 it again, over the few columns it needs, when redaction refuses a case or a reviewer rejects
-one.
+one (``filters/reselection.py``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,12 @@ import polars as pl
 
 from golden_distill.filters.config import FunnelsConfig
 from golden_distill.filters.dedup.config import DedupConfig
-from golden_distill.filters.dedup.representatives import choose_representatives
+from golden_distill.filters.reselection import (  # noqa: F401 - the flow's names for them
+    CHOICE_CLUSTER_COLUMNS,
+    representatives_again,
+)
 from golden_distill.filters.runner import permissive_figures
-from golden_distill.filters.selection import QUOTA_COLUMNS, Chosen, choose, requota
+from golden_distill.filters.selection import Chosen, choose
 from golden_distill.filters.selection_stats import add_stats, selection_stats
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.tasks import global_steps
@@ -33,15 +36,6 @@ from golden_distill.flows.work_folder import WorkFolder
 #: Decision columns a choice does not read (``choose`` recomputes the pipeline ones; the
 #: funnel reasons and step counts are only published): the flow leaves them on disk.
 NOT_CHOICE_COLUMNS = ("funnel_reasons", "n_steps", "priority", "cluster_id", "cluster_size")
-#: The cluster table columns a choice reads (representatives, membership).
-CHOICE_CLUSTER_COLUMNS = [
-    "cluster_id",
-    "case_id",
-    "exact_hash",
-    "merged_by",
-    "rank",
-    "cluster_size",
-]
 
 
 @dataclass
@@ -134,41 +128,3 @@ def choose_candidates(
     chosen = choose(active, clusters, funnels, dedup, excluded, rejected or ())
     counts = add_stats(other_counts, selection_stats(chosen.decisions, funnels))
     return CandidateChoice(chosen, counts)
-
-
-def representatives_again(
-    quota_rows: pl.LazyFrame,
-    clusters: pl.LazyFrame | None,
-    decisions: pl.LazyFrame,
-    left_out: set[str],
-    funnels: FunnelsConfig,
-    dedup: DedupConfig,
-) -> pl.DataFrame:
-    """``choose_candidates(...).chosen.representatives`` once ``left_out`` (refused, rejected)
-    are left out, from the select step's ``quota_rows``: only the clusters holding a case left
-    out choose a representative again (among their members: a few rows), then the quotas run
-    again over every cluster's representative. No candidate's status is decided, so the flow
-    holds a few small columns while the redaction workers wait (tests/flows/test_choice.py)."""
-    out = pl.Series("case_id", sorted(left_out), dtype=pl.String).implode()
-    if clusters is None:  # no dedup: every candidate is its own representative
-        return requota(quota_rows.filter(~pl.col("case_id").is_in(out)).collect(), funnels)
-    affected = clusters.filter(pl.col("case_id").is_in(out)).select("cluster_id").unique()
-    members = clusters.join(affected, on="cluster_id", how="semi")
-    fresh = choose_representatives(
-        members.select(CHOICE_CLUSTER_COLUMNS).collect(),
-        left_out,
-        dedup.keep_per_cluster,
-    ).select("case_id", "cluster_id", "cluster_size")
-    # a representative's quota row is its case id's first row, when that is a candidate's
-    firsts = (
-        decisions.with_row_index("_row")
-        .join(fresh.lazy().select("case_id"), on="case_id", how="semi")
-        .sort("_row")
-        .unique("case_id", keep="first", maintain_order=True)
-        .filter(pl.col("candidate"))
-        .select(QUOTA_COLUMNS)
-        .join(fresh.lazy(), on="case_id", how="left")
-    )
-    kept = quota_rows.join(affected, on="cluster_id", how="anti")
-    rows = pl.concat([kept, firsts], how="vertical_relaxed").collect()
-    return requota(rows, funnels)

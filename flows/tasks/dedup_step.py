@@ -4,9 +4,8 @@ Wiring only: the bucket plan and the merges are ``filters/dedup/buckets.py``, th
 ``filters/dedup/cluster.py``. The shards' signature files are read twice: a streaming scan of a
 few small columns of every candidate (the plan), then one pass that writes each bucket's rows to
 a scratch file of its own (one shard file in memory at a time). Each bucket is then read and
-clustered alone: memory holds one bucket's signatures and features, not the night's; the
-candidates' tool paths (the coverage gap reads them at publish) go to the work folder bucket by
-bucket. The machine's other core is idle during this step, so a night of a few buckets up to
+clustered alone: memory holds one bucket's signatures and features, not the night's. The
+machine's other core is idle during this step, so a night of a few buckets up to
 ``TWO_PROCESSES_MAX_CANDIDATES`` shares them with one helper process (datasets/
 front_and_back.py): the same results in the same order (tests/flows/test_dedup_step.py).
 """
@@ -26,11 +25,7 @@ import pyarrow.parquet as pq
 
 from golden_distill.datasets.front_and_back import front_and_back, helper_would_help
 from golden_distill.filters.dedup.borderline import borderline_members, mixed_pairs
-from golden_distill.filters.dedup.bucket_clusters import (
-    PATH_COLUMNS,
-    BucketClusters,
-    cluster_bucket,
-)
+from golden_distill.filters.dedup.bucket_clusters import BucketClusters, cluster_bucket
 from golden_distill.filters.dedup.buckets import (
     PLAN_COLUMNS,
     BucketPlan,
@@ -43,7 +38,6 @@ from golden_distill.filters.dedup.config import DedupConfig
 from golden_distill.filters.dedup.report import LargestCluster
 from golden_distill.filters.dedup.signature import SIGNATURE_SCHEMA
 from golden_distill.flows.memory import freeze_loaded_objects, release_memory
-from golden_distill.flows.tasks.frame_ref import FrameRef, FrameWriter
 from golden_distill.flows.tasks.jobs import ShardResult
 from golden_distill.flows.work_folder import WorkFolder
 
@@ -59,13 +53,12 @@ TWO_PROCESSES_MIN_BUCKETS = 3
 
 @dataclass
 class DedupOutcome:
-    """The cluster table (None: dedup off), its report counts, every candidate's recording
-    time (for the clusters' last-seen time) and tool path (spilled)."""
+    """The cluster table (None: dedup off), its report counts and every candidate's recording
+    time (for the clusters' last-seen time)."""
 
     clusters: pl.DataFrame | None
     stats: dict[str, Any]
     seen: pl.DataFrame  # case_id, recorded_at
-    paths: FrameRef
 
 
 @contextmanager
@@ -111,7 +104,6 @@ def deduplicate_candidates(
     decisions: pl.DataFrame,
     cfg: DedupConfig,
     work: WorkFolder,
-    folder: str,
 ) -> DedupOutcome:
     """Cluster the ``candidates`` bucket by bucket; ``decisions`` give the value scores that
     rank cluster members (the global pass's, not the shard's)."""
@@ -121,7 +113,6 @@ def deduplicate_candidates(
         .unique("case_id", keep="first", maintain_order=True)
         .select("case_id", "value_score")
     )
-    paths = FrameWriter(work, f"{folder}/paths.parquet")
     with work.local_copies([r.signatures_path for r in results]) as files:
         signatures = pl.concat([pl.scan_parquet(f) for f in files], how="vertical_relaxed")
         keys = (
@@ -131,10 +122,8 @@ def deduplicate_candidates(
         )
         seen = keys.select("case_id", "recorded_at")
         if not cfg.enabled or keys.height == 0:
-            every = signatures.select(PATH_COLUMNS).join(wanted, on="case_id", how="semi")
-            paths.write(_collect(every))
             off = {"removed_by_dedup": 0, "cluster_sizes": {}}
-            return DedupOutcome(None, off, seen, _close(paths))
+            return DedupOutcome(None, off, seen)
         plan = plan_buckets(keys, cfg)
         mixed = mixed_pairs(keys)  # across buckets: the plan columns hold every candidate
         night = keys.height
@@ -150,7 +139,6 @@ def deduplicate_candidates(
                 tables.append(done.table)
                 parts.append(done.stats)
                 largest.append(done.largest)
-                paths.write(done.paths)
                 del done
                 release_memory()  # the features' heap (numpy, scipy: not polars' allocator)
     table = pl.concat(tables, rechunk=False).sort(["cluster_id", "rank"])
@@ -158,7 +146,7 @@ def deduplicate_candidates(
     merged = Clustering(table, merge_stats(parts, plan))
     stats = dedup_stats(merged, merge_largest(largest, cfg.report_largest), cfg, mixed)
     release_memory()  # the features' freed heap (numpy, scipy) before the quotas run
-    return DedupOutcome(table, stats, seen, _close(paths))
+    return DedupOutcome(table, stats, seen)
 
 
 def two_processes(candidates: int, buckets: list[Path]) -> bool:
@@ -179,10 +167,6 @@ def clustered(
     if two:
         return front_and_back(buckets, cluster_bucket, cfg)
     return ((index, cluster_bucket(bucket, cfg)) for index, bucket in enumerate(buckets))
-
-
-def _close(paths: FrameWriter) -> FrameRef:
-    return paths.close(pl.DataFrame(schema={c: pl.String() for c in PATH_COLUMNS}))
 
 
 #: Mixed pairs listed in the report and the manifest (all of them are counted).

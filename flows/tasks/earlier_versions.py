@@ -14,8 +14,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from golden_distill.filters.dedup.signature import signatures
-from golden_distill.filters.drift import coverage_gap, drift
+from golden_distill.filters.drift import drift
+from golden_distill.filters.splits import sticky_splits
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.tasks.parent import open_version
 
@@ -66,13 +66,13 @@ def _drift_columns(files: Iterable[pq.ParquetFile]) -> pl.DataFrame:
     return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
 
 
-def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -> dict[str, Any]:
-    """Drift of this version against the pinned one (alias `stable`, else `latest`) and the
-    coverage gap: candidates whose tool path has no case in it. {} for a new set.
+def drift_against_pinned(resolved: ResolvedRun, parts: list[Path]) -> dict[str, Any]:
+    """Drift of this version against the pinned one (alias `stable`, else `latest`); {} for a
+    new set. (The coverage gap is measured on every run against the version itself:
+    ``flows/tasks/coverage_step.py``.)
 
     Only the columns the drift reads are loaded (``DRIFT_PATHS``), so a large set costs a few
-    small columns here, not its whole text; the coverage gap (runs built from sources) needs
-    the pinned cases' tool paths, taken one case file at a time."""
+    small columns here, not its whole text."""
 
     pinned = open_version(resolved, "stable")
     if pinned is None:  # (a GoldenSet has a length: an empty one must not read as missing)
@@ -82,17 +82,6 @@ def drift_against_pinned(resolved: ResolvedRun, parts: list[Path], paths: Any) -
     before = _drift_columns(pinned._open(e, keep=False) for e in pinned.case_files)
     after = _drift_columns(pq.ParquetFile(p) for p in parts) if parts else before.head(0)
     out: dict[str, Any] = {"pinned": pinned.version, "drift": drift(before, after, top=20)}
-    if paths is not None:  # a FrameRef (flows/tasks/frame_ref.py): read only now
-        pinned_paths = pl.concat(
-            [
-                signatures(_frame(pinned._open(e, keep=False).read()), resolved.config.dedup)
-                .select("path_key")
-                .unique()
-                for e in pinned.case_files
-            ]
-            or [pl.DataFrame(schema={"path_key": pl.String})]
-        )
-        out["coverage_gap"] = coverage_gap(paths.read(), pinned_paths)
     return out
 
 
@@ -103,8 +92,11 @@ def _frame(table: pa.Table) -> pl.DataFrame:
 
 
 def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
-    """case_id -> split of the set's `latest` version ({} for a new set, or a version made
-    before splits existed): what keeps a case's split sticky across versions."""
+    """case_id -> the split each case of the set's `latest` version belongs in ({} for a new
+    set, or a version made before splits existed): its published split, or the one the
+    confirmation gate held it out of (the version's decisions table, ``held_from``). What
+    keeps a case's split sticky across versions, and moves a confirmed case where it
+    belongs."""
 
     parent = open_version(resolved)
     if parent is None:
@@ -123,7 +115,16 @@ def parent_splits(resolved: ResolvedRun) -> dict[str, str]:
             return {}
         ids, splits = table.column("case_id").to_pylist(), table.column("split").to_pylist()
         out.update({c: s for c, s in zip(ids, splits, strict=True) if s})
-    return out
+    return sticky_splits(out, _held(parent))
+
+
+def _held(parent: Any) -> dict[str, str]:
+    """case_id -> held_from of the parent's decisions table ({} without one)."""
+    decisions = parent.decisions() if hasattr(parent, "decisions") else None
+    if decisions is None or "held_from" not in decisions.column_names:
+        return {}
+    frame = _frame(decisions.select(["case_id", "held_from"])).drop_nulls("held_from")
+    return dict(frame.iter_rows())
 
 
 def parent_field_inventory(resolved: ResolvedRun) -> dict[str, Any] | None:

@@ -2,10 +2,10 @@
 
 The ``Selection`` travels from the select worker to the flow (pickled for Prefect's result and
 again for the pool's return) and stays in the flow's process through redaction and publishing.
-Three of its frames grow with the night: the decisions (one row per record read), the cluster
-table and the candidates' tool paths (one row per candidate): ~1 GB at 2M sessions, copied by
-every pickling. The select task writes them once to the work folder and the ``Selection`` holds
-a ``FrameRef`` to each; a step reads the columns and rows it needs when it needs them (polars
+Its frames that grow with the night, the decisions (one row per record read), the cluster
+table and the representatives before the quotas, would be copied by every pickling. The
+select task writes them once to the work folder and the ``Selection`` holds a ``FrameRef`` to
+each; a step reads the columns and rows it needs when it needs them (polars
 pushes the filter and the projection into the Parquet scan). A frame an incremental run
 computes from the previous version (bounded by the set's size) is held in memory instead.
 """

@@ -205,6 +205,7 @@ def write_publish_parts(
     marks: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
     work: WorkFolder | None = None,
     two: bool | None = None,
+    gate: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
 ) -> tuple[list[Path], dict[str, Any], set[str]]:
     """Write the representatives' redacted rows, with their cluster, as Parquet parts (one per
     redaction task, so memory holds one shard at a time), after the rows ``carried`` over from
@@ -214,6 +215,8 @@ def write_publish_parts(
     A case id already written (the same record in two input files) is not written again.
     ``redacted_paths`` are read through ``work`` (default: local files). ``two``: gather on two
     cores (``gather_body``); None = when the set is large (``gather_on_two_cores``).
+    ``gate``: the confirmation gate over a carried batch (its split from the split it belongs
+    in and this run's confirmations: ``filters/splits.gate_unconfirmed``).
     """
     work = work_of(redacted_paths, work)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -222,7 +225,7 @@ def write_publish_parts(
     parts: list[Path] = []
     counted: list[dict[str, Any]] = []
     for frame in carried:
-        frame = _carried_with_curation(frame, splits, marks)
+        frame = _carried_with_curation(frame, splits, marks, gate)
         written.update(frame.get_column("case_id").to_list())
         counted.append(published_stats(frame))
         part = out_dir / f"carried-{len(parts):05d}.parquet"
@@ -266,6 +269,7 @@ def _carried_with_curation(
     frame: pl.DataFrame,
     splits: SplitsConfig | None,
     marks: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    gate: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
 ) -> pl.DataFrame:
     """A carried (previously published) batch in GOLDEN_SCHEMA: a version published before
     splits and trust existed gets them now (its split by cluster, like a new case's), and the
@@ -285,6 +289,8 @@ def _carried_with_curation(
     if splits is not None and frame.get_column("split").null_count():
         assigned = assign_splits(frame.select("case_id", "cluster_id"), splits)
         frame = frame.with_columns(split=pl.coalesce(pl.col("split"), assigned))
+    if gate is not None:  # a confirmed case moves to the split it belongs in, both ways
+        frame = gate(frame)
     return frame.select(GOLDEN_SCHEMA.names)
 
 
@@ -296,20 +302,22 @@ def publish(
     render: Callable[[dict[str, Any]], str],
     key_id: str | None,
     scratch: Path,
+    decisions: Path | None = None,
 ) -> tuple[str, str, str | None]:
     """Publish the version; its id, the report's location, and the version it duplicates
     (same content hash: nothing new was published), if any. ``scratch``: a local folder for
-    the cluster table on its way to the store."""
+    the cluster table on its way to the store; ``decisions``: the decisions table's file. The
+    report is rendered once the version id is claimed, so it names its version."""
 
     config = resolved.config
     clusters = selection.published_clusters(scratch)
-    report_html = render(stats)
     result = publish_version(
         resolved.store_url,
         resolved.set_name,
         cases=parts,
         clusters=clusters,
-        report_html=report_html,
+        decisions=decisions,
+        report_html=lambda version: render({**stats, "version": version}),
         manifest_fields={
             "config": config.model_dump(mode="json"),
             "code_version": stats.get("pipeline_version"),
@@ -320,6 +328,8 @@ def publish(
                 "since": stats.get("since"),
                 "until": stats.get("until"),  # the watermark of the next scheduled run
                 "parent_version": selection.parent_version,
+                # a run with another pseudonym key than the set's starts a new lineage
+                **({"new_key": True} if resolved.params.new_key else {}),
                 "records_read": stats.get("records_read", 0),
                 "quarantined": stats.get("quarantined", {}),
             },

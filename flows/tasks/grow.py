@@ -43,6 +43,8 @@ class Growth:
     carried_rows: pl.DataFrame  # QUOTA_COLUMNS of the carried cases (published tenant ids)
     new_rows: pl.DataFrame  # QUOTA_COLUMNS of this window's candidates (original tenant ids)
     aged_out: int = 0
+    #: the carried cases retention let go (case_id, reason ``aged_out``)
+    aged_out_ids: pl.DataFrame | None = None
     published_tenants: dict[str, str] = field(default_factory=dict)
     step_digests: pl.DataFrame | None = None  # the parent's (see Parent.step_digests)
 
@@ -175,6 +177,7 @@ def grow(
         carried_rows=parent.cases.select(QUOTA_COLUMNS),
         new_rows=candidates.filter(pl.col("case_id").is_in(new.implode())).select(QUOTA_COLUMNS),
         aged_out=left.height,
+        aged_out_ids=left.select("case_id", "reason"),
         step_digests=parent.step_digests,
         published_tenants=dict(
             tenants.filter(pl.col("case_id").is_in(new.implode()))

@@ -64,7 +64,9 @@ def incremental_parent(resolved: ResolvedRun) -> GoldenSet | None:
     (a manual run over everything), ``--rebuild``, `selection.incremental: false`, no previous
     version, or a previous version made with other ingest/funnel/redaction/dedup settings."""
     config = resolved.config
-    if resolved.params.rebuild or not config.selection.incremental or resolved.until is None:
+    if resolved.params.rebuild or resolved.params.new_key:  # a new key: a new lineage
+        return None
+    if not config.selection.incremental or resolved.until is None:
         return None
     parent = open_parent(resolved)
     if parent is None:

@@ -25,8 +25,9 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from golden_distill.filters.dedup.report import mark_published
 from golden_distill.filters.review import log_digest
-from golden_distill.filters.splits import assign_splits
+from golden_distill.filters.splits import GATED, assign_splits, belongs_in, gate_unconfirmed
 from golden_distill.flows.caching import (
     pipeline_version,
     shard_config_sha256,
@@ -37,6 +38,8 @@ from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.report import counts_rows, render_report
 from golden_distill.flows.tasks import earlier_versions, global_steps
+from golden_distill.flows.tasks.coverage_step import run_coverage_gap
+from golden_distill.flows.tasks.decisions_step import write_decisions_file
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.flows.tasks.parent import carried_rows
 from golden_distill.flows.tasks.run_stats import (
@@ -100,6 +103,10 @@ def build_stats(job: PublishJob, published: dict[str, Any], case_ids: set[str]) 
         run_key=job.run_key,
         redaction_weakened=resolved.config.redaction.unsafe_allow_weakened,
     )
+    if stats.get("largest_clusters"):  # name the member published, not the first choice
+        stats["largest_clusters"] = mark_published(
+            stats["largest_clusters"], case_ids, selection.excluded
+        )
     stats["field_inventory_new"] = new_paths(
         stats.get("field_inventory") or {},
         earlier_versions.parent_field_inventory(resolved) if parent is not None else None,
@@ -142,15 +149,26 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
         if selection.parent_version and selection.carried is not None
         else ()
     )
+    previous = earlier_versions.parent_splits(resolved)
+    require = resolved.config.curation.review.require_confirmation
     try:
+        new = with_splits(selection.published_columns(), resolved, previous)
+        held = held_ids(
+            new,
+            None if selection.carried is None else selection.carried.get_column("case_id"),
+            previous,
+            resolved,
+            selection.confirmed,
+        )
         parts, published, case_ids = global_steps.write_publish_parts(
             [r.redacted_path for r in job.redacted],
-            with_splits(selection.published_columns(), resolved),
+            new,
             parts_dir,
             carried,
             resolved.config.curation.splits,
             marks=selection.review_marks,
             work=resolved.work,
+            gate=lambda frame: gate_unconfirmed(belongs_in(frame, previous), require),
         )
     except Exception as exc:
         raise StageError("publish", f"gathering selected cases: {describe(exc)}") from None
@@ -161,13 +179,25 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
         )  # fmt: skip
     try:
         stats = build_stats(job, published, case_ids)
-        stats.update(earlier_versions.drift_against_pinned(resolved, parts, selection.paths))
+        stats["held_by_confirmation_gate"] = len(held & case_ids)
+        stats.update(earlier_versions.drift_against_pinned(resolved, parts))
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
+        mark = time.perf_counter()
+        stats["coverage_gap"] = run_coverage_gap(
+            [r.signatures_path for r in job.results], parts, resolved.config, resolved.work
+        )
+        stats["stage_seconds"]["coverage_gap"] = round(time.perf_counter() - mark, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
     try:
+        mark = time.perf_counter()
+        decisions = write_decisions_file(job, case_ids, parts_dir, held)
+        stats["stage_seconds"]["decisions"] = round(time.perf_counter() - mark, 3)
+    except Exception as exc:
+        raise StageError("publish", f"the decisions table: {describe(exc)}") from None
+    try:
         version, report_path, same_as = global_steps.publish(
-            resolved, parts, selection, stats, render_report, job.key_id, parts_dir
+            resolved, parts, selection, stats, render_report, job.key_id, parts_dir, decisions
         )
     except StageError:
         raise
@@ -193,21 +223,32 @@ SAME_CONTENT = (
 )
 
 
-def with_splits(published: pl.DataFrame, resolved: ResolvedRun) -> pl.DataFrame:
-    """The published cases with their split: the parent version's for cases it had, else by
-    cluster (filters/splits.py)."""
-    previous = earlier_versions.parent_splits(resolved)
+def with_splits(
+    published: pl.DataFrame, resolved: ResolvedRun, previous: dict[str, str] | None = None
+) -> pl.DataFrame:
+    """The published cases with their split: the one the parent version says they belong in
+    for cases it had, else by cluster, then the confirmation gate (filters/splits.py);
+    ``_belongs_in`` keeps the split before the gate."""
+    if previous is None:
+        previous = earlier_versions.parent_splits(resolved)
     curation = resolved.config.curation
     split = assign_splits(published, curation.splits, previous)
-    out = published.with_columns(split)
-    if curation.review.require_confirmation and "_confirmed" in out.columns:
-        # only cases a person confirmed may stand in the regression split
-        out = out.with_columns(
-            split=pl.when((pl.col("split") == "regression") & ~pl.col("_confirmed"))
-            .then(pl.lit("dev"))
-            .otherwise(pl.col("split"))
-        )
-    return out
+    return gate_unconfirmed(published.with_columns(split), curation.review.require_confirmation)
+
+
+def held_ids(
+    new: pl.DataFrame,
+    carried: pl.Series | None,
+    previous: dict[str, str],
+    resolved: ResolvedRun,
+    confirmed: set[str],
+) -> set[str]:
+    """The published cases the confirmation gate holds out of the split they belong in: new
+    ones (``new``, ``with_splits``' frame) and carried ones (the parent's split for them)."""
+    held = set(new.filter(pl.col("_belongs_in") != pl.col("split")).get_column("case_id").to_list())
+    if carried is not None and resolved.config.curation.review.require_confirmation:
+        held |= {c for c in carried.to_list() if previous.get(c) == GATED and c not in confirmed}
+    return held
 
 
 def best_effort(what: str, action: Any, *args: Any, **kwargs: Any) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from golden_distill.filters.trust import trust_by_split
 from golden_distill.flows.tasks.jobs import RedactResult, ShardResult
 from golden_distill.redaction.inventory import from_nested, to_nested
 
@@ -77,6 +78,7 @@ def published_stats(table: pl.DataFrame) -> dict[str, Any]:
         "published": table.height,
         "case_table": case_table(table),
         "published_per_funnel": funnels,
+        "trust_by_split": trust_by_split(table),
         "coverage": {
             "tenant": _counts(table.get_column("tenant_id")),
             "system": _counts(systems),
@@ -109,7 +111,10 @@ def merge_published_stats(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     total = 0
     per_funnel: Counter[str] = Counter()
     coverage: dict[str, Counter[str]] = {}
+    by_split: dict[str, Counter[str]] = {}
     for part in parts:
+        for split, counts in (part.get("trust_by_split") or {}).items():
+            by_split.setdefault(split, Counter()).update(counts)
         total += int(part.get("published", 0))
         cases.extend(part.get("case_table") or [])
         per_funnel.update(part.get("published_per_funnel") or {})
@@ -119,6 +124,7 @@ def merge_published_stats(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "published": total,
         "case_table": sorted(cases, key=lambda r: r["case_id"])[:CASE_TABLE_ROWS],
         "published_per_funnel": dict(per_funnel),
+        "trust_by_split": {split: dict(counts) for split, counts in sorted(by_split.items())},
         "coverage": {dim: dict(counts) for dim, counts in coverage.items()},
     }
 

@@ -137,7 +137,7 @@ def _from_sources(
     (see ``FrameRef``); the returned ``Selection`` holds only what redaction needs in memory."""
     active, other_counts = split.take_active(), split.other_counts
     candidates = active.filter(pl.col("candidate")).get_column("case_id")
-    dedup = deduplicate_candidates(results, candidates, active, config.dedup, work, folder)
+    dedup = deduplicate_candidates(results, candidates, active, config.dedup, work)
     del candidates
     clusters, seen = dedup.clusters, dedup.seen
     dedup = replace(dedup, clusters=None, seen=seen.clear())
@@ -170,7 +170,6 @@ def _from_sources(
         decisions=decisions,
         other_counts=other_counts,
         quota_rows=quota_ref,
-        paths=dedup.paths,
     )
 
 

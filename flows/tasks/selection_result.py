@@ -1,6 +1,10 @@
 """What the select step chose (``flows/tasks/select.py``), and how that changes after it: cases
 redaction refused leave and their clusters choose again, review decisions apply, and an
 incremental run's grown set settles. Small columns only: ids, clusters, representatives.
+
+The decisions are ``filters/reselection.py``'s (what a round or a review changes) and
+``filters/selection.py``'s (the choice); this class holds the frames between the flow's steps
+and wires them.
 """
 
 from __future__ import annotations
@@ -14,15 +18,19 @@ import polars as pl
 from golden_distill.filters.dedup.cluster import CLUSTER_SCHEMA
 from golden_distill.filters.grown_quotas import renamed_tenants
 from golden_distill.filters.refusal_accounting import refusal_accounting
+from golden_distill.filters.reselection import (
+    CHOICE_CLUSTER_COLUMNS,
+    Next,
+    after_round,
+    carried_left,
+    grown_statuses,
+    representatives_again,
+    review_left_out,
+)
 from golden_distill.flows.config import PipelineConfig
 from golden_distill.flows.errors import StageError
 from golden_distill.flows.tasks import global_steps
-from golden_distill.flows.tasks.choice import (
-    CHOICE_CLUSTER_COLUMNS,
-    NOT_CHOICE_COLUMNS,
-    choose_candidates,
-    representatives_again,
-)
+from golden_distill.flows.tasks.choice import NOT_CHOICE_COLUMNS, choose_candidates
 from golden_distill.flows.tasks.frame_ref import FrameRef
 from golden_distill.flows.tasks.grow import Growth, published_tenant_frame
 from golden_distill.flows.tasks.jobs import RedactResult
@@ -56,8 +64,6 @@ class Selection:
     rejected: set[str] = field(default_factory=set)  # rejected in review (filters/review.py)
     confirmed: set[str] = field(default_factory=set)  # confirmed in review: trust human
     corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # corrected expected
-    #: every candidate's tool path (case_id, path_key, trajectory), for the coverage gap
-    paths: FrameRef | None = None
     parent_version: str | None = None  # the version grown (None: built from sources alone)
     carried: pl.DataFrame | None = None  # CARRIED_SCHEMA: kept previous representatives
     carried_clusters: pl.DataFrame | None = None  # their cluster rows (+ new members attached)
@@ -67,11 +73,16 @@ class Selection:
     published_tenants: pl.DataFrame = field(
         default_factory=lambda: pl.DataFrame(schema={"case_id": pl.String, "published": pl.String})
     )
+    #: the candidates' statuses after the last full choice (case_id, status); None: the
+    #: select step's (``decisions``) stand. What the version's decisions table says
+    final_status: pl.DataFrame | None = None
+    #: a grown set: the parent's cases it lets go (case_id, reason)
+    left: pl.DataFrame | None = None
 
     def frames_present(self) -> bool:
         """False when a frame the select task wrote is gone (a cleaned work folder): a cached
         selection is then recomputed."""
-        refs = (self.decisions, self.clusters, self.paths, self.quota_rows)
+        refs = (self.decisions, self.clusters, self.quota_rows)
         return all(ref.present() for ref in refs if ref is not None)
 
     @property
@@ -110,13 +121,14 @@ class Selection:
             self.published_tenants = known.unique("case_id", keep="last", maintain_order=True)
         if refused:
             self.excluded |= refused
-        if refused and self.growth is None and self.quota_rows is not None:
+        step = after_round(refused, learned, self.growth is not None, self.quota_rows is not None)
+        if step is Next.AGAIN:
             self._choose_again(config)
-        elif refused or learned:
+        elif step is Next.FULL:
             self._choose(config)
         else:
             self._published_tenant_shares()
-        return bool(refused or learned)
+        return step is not Next.SHARES
 
     def refusal_counts(self, published_ids: set[str]) -> dict[str, Any]:
         """What redaction's refusals did (filters/refusal_accounting.py): selected, refused,
@@ -185,18 +197,14 @@ class Selection:
         Confirmed (and corrected) cases are published with trust ``human``."""
         self.confirmed = set(review.confirmed)
         self.corrections = dict(review.corrections)
-        ids = set(review.rejected_ids)
+        hashes = []
         if self.clusters is not None and review.rejected_hashes:
-            same = self.clusters.scan().filter(
-                pl.col("exact_hash").is_in(list(review.rejected_hashes))
-            )
-            ids |= set(same.select("case_id").collect().get_column("case_id").to_list())
+            hashes.append(self.clusters.read(["case_id", "exact_hash"]))
+        if self.growth is not None:
+            hashes.append(self.growth.clusters)
+        ids = review_left_out(review.rejected_ids, review.rejected_hashes, hashes)
         if self.growth is not None:  # a carried case a reviewer rejected leaves the set too
             growth = self.growth
-            if review.rejected_hashes and "exact_hash" in growth.clusters.columns:
-                hashes = growth.clusters
-                same = hashes.filter(pl.col("exact_hash").is_in(list(review.rejected_hashes)))
-                ids |= set(same.get_column("case_id").to_list())
             growth.carried = growth.carried.filter(~pl.col("case_id").is_in(sorted(ids)))
         if ids:
             self.rejected |= ids & set(self.candidate_ids().to_list())
@@ -225,6 +233,7 @@ class Selection:
             self.rejected,
         )
         del active
+        self.final_status = choice.chosen.decisions.select("case_id", "status")
         self.representatives = choice.chosen.representatives.drop("priority")
         self.stats.update(global_steps.selection_counts(choice.chosen, config, choice.counts))
         self._published_tenant_shares()
@@ -249,6 +258,19 @@ class Selection:
         self.representatives = reps.filter(pl.col("case_id").is_in(quotas.kept_new.implode()))
         left = quotas.left.get_column("case_id").implode()
         self.carried = growth.carried.filter(~pl.col("case_id").is_in(left))
+        self.final_status = grown_statuses(
+            self.candidate_ids(),
+            reps.get_column("case_id"),
+            quotas.kept_new,
+            quotas.cut_new_ids,
+            self.rejected,
+        )
+        self.left = carried_left(
+            growth.carried_rows.get_column("case_id"),
+            self.carried.get_column("case_id"),
+            quotas.left,
+            growth.aged_out_ids,
+        )
         self.carried_clusters = growth.clusters.filter(
             pl.col("cluster_id").is_in(self.carried.get_column("cluster_id").implode())
         )

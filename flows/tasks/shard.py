@@ -23,7 +23,7 @@ from prefect import task
 from golden_distill.datasets.case_identity import identity_frame
 from golden_distill.datasets.ingest import ingest_table
 from golden_distill.datasets.quarantine import read_quarantine
-from golden_distill.filters.dedup.signature import signatures
+from golden_distill.filters.dedup.signature import signatures, task_id_expr
 from golden_distill.filters.runner import needs_rescore, permissive_figures, score_cases
 from golden_distill.flows.caching import job_cache_key
 from golden_distill.flows.config import PipelineConfig
@@ -129,6 +129,8 @@ def score_funnels(
     kept = needs_rescore(scored) if permissive else pl.col("candidate")
     chosen = scored.filter(kept).select("case_id", "funnels", "funnel_reasons", "value_score")
     candidates = frame.join(chosen, on="case_id", how="inner", maintain_order="left")
+    # the source's task id, kept for the published set (redaction pseudonymises it as a key)
+    candidates = candidates.with_columns(task_id=task_id_expr(candidates, config.dedup))
     stats = {"scored": scored.height, "funnel_candidates": int(scored["candidate"].sum())}
     return candidates.to_arrow(), decisions, stats
 

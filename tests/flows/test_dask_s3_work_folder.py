@@ -163,7 +163,6 @@ def test_dask_run_on_an_s3_work_folder_matches_a_local_run(
     assert spilled == {
         "decisions.parquet",
         "clusters.parquet",
-        "paths.parquet",
         "quota_rows.parquet",
     }
     redacted = []

@@ -120,12 +120,13 @@ def test_an_erased_subject_stays_out_after_the_pseudonym_key_rotates(recordings,
     assert user not in _latest_users(tmp_path, users)
 
     # a run that cannot check the raw digests stops (fails closed), publishing nothing
-    blind = _run(tmp_path, recordings, _env(KEY_2, erasure=False), "--rebuild", "--force")
+    # (a rotated key starts a new lineage: --new-key, else the run is refused before this)
+    blind = _run(tmp_path, recordings, _env(KEY_2, erasure=False), "--new-key", "--force")
     out, err = blind.communicate(timeout=300)
     assert blind.returncode != 0 and "GOLDEN_ERASURE_KEY" in out + err
 
     # the pseudonym key rotates: the logged needles no longer match, the raw digests do
-    text = _done(_run(tmp_path, recordings, _env(KEY_2), "--rebuild", "--force"))
+    text = _done(_run(tmp_path, recordings, _env(KEY_2), "--new-key", "--force"))
     assert "hold an erased subject" in text
     assert user not in _latest_users(tmp_path, users)
 

@@ -31,7 +31,6 @@ RAW_FILES = (
     "candidates.parquet",
     "decisions.parquet",
     "signatures.parquet",
-    "paths.parquet",  # the selection's candidate tool paths (flows/tasks/frame_ref.py)
     "quota_rows.parquet",  # the selection's representatives before the quotas (raw tenant ids)
     "quarantine.jsonl",
     "errors.log",
@@ -109,14 +108,40 @@ def adversarial_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"root": root, "by_record": by_record, "home": home, "output": result.output}
 
 
+def _why_outputs(root: Path) -> dict[Path, str]:
+    """`golden sets why` of every case the decisions table holds that is not published (each
+    refused, cut or never selected probe case): what a reviewer reads about them."""
+    from typer.testing import CliRunner
+
+    from golden_distill.flows.cli import app
+
+    table = pq.read_table(next((root / "store").rglob("decisions.parquet"))).to_pylist()
+    out = {}
+    for row in table:
+        if row["status"] == "published":
+            continue
+        result = CliRunner().invoke(
+            app, ["sets", "why", row["case_id"], "--set", "adv", "--store", str(root / "store")]
+        )
+        assert result.exit_code == 0, result.output
+        out[Path(f"<sets why {row['case_id']}>")] = result.output
+    return out
+
+
 def test_no_probe_leaks_anywhere(adversarial_run: dict) -> None:
     root: Path = adversarial_run["root"]
     files = _searchable(root / "store", False) + _searchable(root / "work", True)
     files += _searchable(adversarial_run["home"], False) + _searchable(root / "cache", False)
     assert files
+    # the decisions table (why every probe case is in or out) is searched like the rest
+    decisions = [p for p in files if p.name == "decisions.parquet"]
+    assert decisions and any(
+        r["status"].startswith("redaction:") for r in pq.read_table(decisions[0]).to_pylist()
+    )
     leaks: dict[str, list[str]] = {}
     texts = {path: _text_of(path) for path in files}
     texts[Path("<cli output>")] = adversarial_run["output"]
+    texts.update(_why_outputs(root))
     for probe in PROBES:
         for form in probe.forms():
             where = [

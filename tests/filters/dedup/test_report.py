@@ -53,3 +53,35 @@ def test_excluded_cases_are_not_counted_as_removed_by_dedup(dsl):
     result = deduplicate(dsl.frame(cases), excluded_case_ids=["solo"])
     assert result.report.cases_kept == 2
     assert result.report.removed_exact + result.report.removed_near == 4
+
+
+def test_largest_clusters_name_the_member_published_not_the_refused_one() -> None:
+    from golden_distill.filters.dedup.report import mark_published
+    from golden_distill.flows.report import render_report
+
+    largest = [
+        {"cluster_id": "cl_a", "size": 3, "trajectory": "get:ok:R", "outcome": "reward 1",
+         "members": [
+             {"case_id": "c_first", "role": "representative", "merged_by": "self",
+              "distance": 0.0, "outcome": "reward 1"},
+             {"case_id": "c_second", "role": "member", "merged_by": "near", "distance": 0.1,
+              "outcome": "reward 1"},
+             {"case_id": "c_third", "role": "member", "merged_by": "near", "distance": 0.2,
+              "outcome": "reward 1"},
+         ]},
+        {"cluster_id": "cl_b", "size": 2, "trajectory": "get:ok:R", "outcome": "reward 1",
+         "members": [
+             {"case_id": "c_lost", "role": "representative", "merged_by": "self",
+              "distance": 0.0, "outcome": "reward 1"},
+         ]},
+    ]  # fmt: skip
+    marked = mark_published(largest, {"c_second"}, {"c_first", "c_lost"})
+    roles = {m["case_id"]: m["role"] for c in marked for m in c["members"]}
+    assert roles == {"c_first": "refused", "c_second": "published", "c_third": "member",
+                     "c_lost": "refused"}  # fmt: skip
+    assert [c["published"] for c in marked] == ["c_second", None]
+    html = render_report({"largest_clusters": marked, "version": "2026.12.01.1"})
+    assert "published: <code>c_second</code>" in html
+    assert "published: none (no member could be published)" in html
+    assert "<td>c_first</td><td>refused</td>" in html
+    assert "version 2026.12.01.1" in html
