@@ -33,9 +33,12 @@ def latest_decisions(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 def task_expr(frame: pl.DataFrame, pattern: str | None) -> pl.Expr:
-    """The task a case belongs to, as dedup reads it (``filters/dedup/signature.py``): the
-    intent name, else ``pattern``'s first group over the trace id, then the source record id."""
-    found = [pl.col("intent").struct.field("name").cast(pl.String)]
+    """The task a case belongs to: the published ``task_id`` column (schema 1.2: the source's
+    task id, pseudonymised consistently), else as dedup reads it (``filters/dedup/signature.py``):
+    the intent name, else ``pattern``'s first group over the trace id, then the source record
+    id (versions published before the column)."""
+    found = [pl.col("task_id").cast(pl.String)] if "task_id" in frame.columns else []
+    found.append(pl.col("intent").struct.field("name").cast(pl.String))
     if pattern:
         found.append(pl.col("trace_id").cast(pl.String).str.extract(pattern, 1))
         record = pl.col("source").struct.field("source_record_id").cast(pl.String)

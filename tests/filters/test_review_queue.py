@@ -120,3 +120,9 @@ def test_neighbours_give_previous_next_and_position():
     assert neighbours(queue, "c_01") == ("c_00", "c_02", 2)
     assert neighbours(queue, "c_02") == ("c_01", None, 3)
     assert neighbours(queue, "elsewhere") == (None, "c_00", 0)
+
+
+def test_the_published_task_id_names_the_task_before_intent_or_trace():
+    cases = [_case(0, task_id="task_7f3a", intent=Intent(name="cancel")), _case(1)]
+    queue = build_queue(_frame(cases), None, {}, PATTERN)
+    assert queue["task"].to_list() == ["task_7f3a", "1"]
