@@ -1,6 +1,6 @@
 """The `nightly` deployment for real: `prefect server start` on a loopback port, `prefect deploy`
-from prefect.yaml, a triggered run of the deployment executed by a process worker against a
-tiny corpus, and a published version at the end."""
+from prefect.yaml, a triggered run of the deployment executed by a process worker on a private
+Dask LocalCluster against a tiny corpus, a published version at the end and a quiet log."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def server(tmp_path_factory):
 _prefect = prefect_cli
 
 
-def test_nightly_deployment_backfills_with_flat_parameters(
+def test_nightly_deployment_backfills_on_a_dask_cluster_with_a_quiet_log(
     server, tmp_path, corpus, pseudonym_key, write_config
 ):
     api, base_env = server
@@ -34,7 +34,11 @@ def test_nightly_deployment_backfills_with_flat_parameters(
     _prefect(env, "work-pool", "create", "golden-nightly", "--type", "process")
     _prefect(env, "--no-prompt", "deploy", "--name", "nightly")
     store = tmp_path / "store"
-    config = write_config(tmp_path / "config.yaml", truth.opt_out_tenant)
+    # the shard and redaction tasks on a private LocalCluster of two worker processes, which
+    # import the flow's code by the deployment's module entrypoint
+    config = write_config(
+        tmp_path / "config.yaml", truth.opt_out_tenant, task_runner="dask", dask_workers=2
+    )
     # a backfill sets single fields; the generated runs are recorded on 2026-11-2x
     out = _prefect(
         env, "deployment", "run", "distill/nightly",
@@ -47,7 +51,7 @@ def test_nightly_deployment_backfills_with_flat_parameters(
         "-p", "until=2026-12-01",
     )  # fmt: skip
     assert "Created flow run" in out
-    _prefect(env, "worker", "start", "--pool", "golden-nightly", "--run-once", timeout=600)
+    log = _prefect(env, "worker", "start", "--pool", "golden-nightly", "--run-once", timeout=600)
 
     runs = httpx.post(f"{api}/flow_runs/filter", json={"limit": 10}, timeout=10).json()
     triggered = [r for r in runs if r["parameters"].get("set_name") == "deployed"]
@@ -58,6 +62,12 @@ def test_nightly_deployment_backfills_with_flat_parameters(
     assert len(versions) == 1
     lineage = json.loads((versions[0] / "manifest.json").read_text())["lineage"]
     assert lineage["since"].startswith("2026-11-01") and lineage["until"].startswith("2026-12-01")
+    # a successful night logs the pipeline's lines: one cluster for all phases, no library
+    # chatter, no traceback, no line per task hook
+    assert log.count("Creating a new Dask cluster") == 1, log[-3000:]
+    assert "shard_done" in log and "redact_done" in log and "published deployed@" in log
+    for noise in ("Traceback", "CommClosedError", "| distributed.", "Running hook", "Hook '"):
+        assert noise not in log, f"{noise!r} in the run's log:\n{log[-3000:]}"
 
 
 def test_a_failed_run_fires_the_alert_webhook(server, tmp_path):

@@ -81,11 +81,12 @@ def prefect_server(home: Path, **settings: str) -> Iterator[tuple[str, dict[str,
 
 
 def prefect_cli(env: dict[str, str], *args: str, timeout: float = 180) -> str:
+    """Run a `prefect` command from the repository; its output (stdout, then stderr)."""
     done = subprocess.run(
         [*PREFECT, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout
     )
     assert done.returncode == 0, f"prefect {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+    return done.stdout + done.stderr
 
 
 class WebhookReceiver:
