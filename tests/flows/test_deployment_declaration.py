@@ -93,3 +93,16 @@ def test_the_deployment_sets_a_timeout_and_retries_that_the_flow_reads():
         flow_limits({"GOLDEN_FLOW_RETRIES": "1.5"})
     with pytest.raises(FlowLimitsError, match="not a number"):
         flow_limits({"GOLDEN_FLOW_TIMEOUT_SECONDS": "six hours"})
+
+
+def test_golden_run_refuses_a_bad_limit_before_any_work(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from golden_distill.flows.cli import app
+
+    monkeypatch.setenv("GOLDEN_FLOW_RETRIES", "twice")
+    args = ["run", "--source", str(tmp_path), "--store", str(tmp_path / "s"), "--set", "x"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "stage 'validate': GOLDEN_FLOW_RETRIES='twice': not a number" in result.output
+    assert not (tmp_path / "s").exists()
