@@ -12,11 +12,12 @@ DEMO_DIR ?= .demo
 
 venv: $(STAMP)
 
-# Pinned dependencies from requirements.lock, then the project itself (editable, no deps).
-$(STAMP): pyproject.toml requirements.lock setup.py
+# Pinned dependencies: requirements.lock (what the wheel needs to run) and requirements-dev.lock
+# (tests, lint, test servers, building), then the project itself (editable, no deps).
+$(STAMP): pyproject.toml requirements.lock requirements-dev.lock setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
-	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet -r requirements.lock -r requirements-dev.lock
 	@# setuptools prints an "Editable installation" notice box (folders named like the package may
 	@# shadow it); our layout rules that out (tests/test_layout.py), so the notice is silenced.
 	PYTHONWARNINGS="ignore:Editable installation" \
@@ -41,9 +42,10 @@ test: $(STAMP) lint
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
-# Regenerate the pins from the current environment (after changing pyproject.toml dependencies).
+# Regenerate both locks from the installed versions (after installing a changed pyproject.toml
+# dependency into .venv): tests/support/locks.py splits runtime from development pins.
 lock: $(STAMP)
-	$(BIN)/python -m pip freeze --all --exclude-editable | grep -vE "^(golden-distill|pip==)" > requirements.lock
+	$(BIN)/python tests/support/locks.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR) build *.egg-info

@@ -24,6 +24,7 @@ from prefect import flow
 from golden_distill.flows import progress
 from golden_distill.flows.engine import LocalEngine, PrefectEngine
 from golden_distill.flows.errors import StageError, describe, set_error_log
+from golden_distill.flows.flow_limits import flow_limits
 from golden_distill.flows.params import DistillParams, ResolvedRun
 from golden_distill.flows.preflight import preflight, validate
 from golden_distill.flows.redact_stage import redact_selection
@@ -40,9 +41,17 @@ from golden_distill.flows.window import scheduled_start_time
 from golden_distill.flows.workdir import prune
 
 Engine = PrefectEngine | LocalEngine
+#: Timeout and retries from the environment of the process defining the flow (flows/flow_limits.py).
+LIMITS = flow_limits()
 
 
-@flow(name="distill", validate_parameters=True)
+@flow(
+    name="distill",
+    validate_parameters=True,
+    timeout_seconds=LIMITS.timeout_seconds,
+    retries=LIMITS.retries,
+    retry_delay_seconds=LIMITS.retry_delay_seconds,
+)
 def distill(
     sources: list[str] | None = None,
     since: datetime | None = None,

@@ -143,8 +143,7 @@ class PrefectEngine:
         return self._result_storage
 
     def release(self) -> None:
-        if not self.resolved.config.run.dask_address:
-            self.runners.release()  # free the workers' memory for the global step
+        self.runners.release()  # free local workers' memory for the global step (not Dask's)
         release_memory()  # and this process's: the shard phase's freed heap (results, futures)
 
     def fresh_workers(self) -> None:

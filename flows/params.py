@@ -113,6 +113,18 @@ class DistillParams(BaseModel):
             raise ValueError("a source is empty")
         return value
 
+    @field_validator("config_path", "sources", "store_url", "work_dir")
+    @classmethod
+    def _no_placeholder(cls, value: str | list[str] | None) -> str | list[str] | None:
+        # A `{{ $VAR }}` of prefect.yaml whose variable was not set at `prefect deploy` time.
+        for text in [value] if isinstance(value, str) else value or []:
+            if "{{" in text:
+                raise ValueError(
+                    f"{text!r} holds an unfilled placeholder: export the variable it names "
+                    "and run `prefect deploy` again (or pass the value with the run)"
+                )
+        return value
+
     @model_validator(mode="after")
     def _window(self) -> DistillParams:
         if self.since and self.until and self.since >= self.until:

@@ -142,7 +142,9 @@ def make_shard_runner(run: FlowConfig) -> TaskRunner:
                 "n_workers": run.dask_workers,
                 "threads_per_worker": 1,
                 "processes": True,
-                "dashboard_address": None,
+                # the scheduler's HTTP server (dashboard, health) starts even without a
+                # dashboard: on loopback and a free port, never on every interface at :8787
+                "dashboard_address": "127.0.0.1:0",
             }
         )
     if run.task_runner == "process":
@@ -173,7 +175,7 @@ class ShardRunners:
         return self
 
     def __exit__(self, *exc: object) -> bool | None:
-        self.release()
+        self._close_heavy()
         return self._stack.__exit__(*exc)  # type: ignore[arg-type]
 
     def _threads(self) -> TaskRunner:
@@ -220,7 +222,14 @@ class ShardRunners:
             yield pool
 
     def release(self) -> None:
-        """Stop local worker processes (a remote Dask cluster is only disconnected from)."""
+        """Stop local worker processes between phases, so their memory is free while the
+        flow's process runs a global step. A Dask runner stays up for the next phase (its
+        workers release memory after each task): a private cluster is started once a run."""
+        if self.run.task_runner != "dask":
+            self._close_heavy()
+
+    def _close_heavy(self) -> None:
+        """Stop the configured runner (a remote Dask cluster is only disconnected from)."""
         self._heavy_stack.close()
         self._heavy_stack = ExitStack()
         self._heavy = None

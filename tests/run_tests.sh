@@ -18,6 +18,21 @@ for svc in tests/services/*.sh; do
   source "$svc"
 done
 
+# Supported Pythons (pyproject.toml): the suite runs on the venv's (3.11); the wheel installed
+# from the runtime lock runs on a 3.12 (tests/packaging/test_wheel_install.py). CI must have it.
+if [ -z "${GOLDEN_WHEEL_PYTHON:-}" ]; then
+  for candidate in python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12; do
+    if "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
+      export GOLDEN_WHEEL_PYTHON="$candidate"
+      break
+    fi
+  done
+fi
+if [ -z "${GOLDEN_WHEEL_PYTHON:-}" ] && [ "${CI:-}" = "true" ]; then
+  echo "no Python 3.12 found (python3.12 or pyenv's versions/3.12*): CI tests 3.11 and 3.12" >&2
+  exit 1
+fi
+
 set +e
 "$BIN/python" -m pytest -n 2 --dist loadfile -p no:cacheprovider "$@"
 rc=$?

@@ -9,7 +9,8 @@ import typer
 
 HELP = """Apply the alert automations declared in configs/alerts.yaml to the Prefect API.
 
-A failed, crashed or timed-out `distill` run then posts its subject and body to the webhook
+A failed, crashed or timed-out `distill` run, a late run no worker starts within 10 minutes and
+26 hours without a completed run then post a subject and body to the webhook
 in GOLDEN_ALERT_WEBHOOK_URL (saved as the `golden-nightly-alert` block; never in the repo).
 Idempotent: rerun after editing the file.
 

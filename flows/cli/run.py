@@ -217,6 +217,13 @@ def run_command(
         )
         typer.echo(f"golden run failed in stage 'validate': {problems}", err=True)
         raise typer.Exit(2) from None
+    from golden_distill.flows.flow_limits import FlowLimitsError, flow_limits
+
+    try:  # read when the flow is defined: a bad value is a usage error, not a traceback
+        flow_limits()
+    except FlowLimitsError as exc:
+        typer.echo(f"golden run failed in stage 'validate': {exc}", err=True)
+        raise typer.Exit(2) from None
     outcome = execute(params, verbose=verbose, local=local)
     if isinstance(outcome, BaseException):
         stage_error = find_stage_error(outcome)

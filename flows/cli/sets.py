@@ -147,6 +147,7 @@ def show_cmd(
     )
     typer.echo(f"signature      {signature}")
     typer.echo(f"created_at     {manifest['created_at']}")
+    typer.echo(f"window         {describe_window(manifest.get('lineage') or {})}")
     typer.echo(f"code_version   {manifest.get('code_version')}")
     typer.echo(f"config_sha256  {manifest.get('config_sha256')}")
     typer.echo(f"key_id         {manifest.get('key_id')}")
@@ -203,6 +204,18 @@ def why_cmd(
         typer.echo(json.dumps(known if set_name is None else known[0], indent=2, default=str))
         return
     typer.echo("\n\n".join(render_why(r) for r in known))
+
+
+def describe_window(lineage: dict[str, Any]) -> str:
+    """The recording window ``[since, until)`` this version read (the next scheduled run
+    starts at ``until``), and the version it grew from."""
+    since, until = lineage.get("since"), lineage.get("until")
+    if since is None and until is None:
+        text = "all recordings of its sources (no since/until)"
+    else:
+        text = f"{since or 'the beginning'} .. {until or 'now'} (recorded_at, until exclusive)"
+    parent = lineage.get("parent_version")
+    return f"{text}; grown from {parent}" if parent else text
 
 
 def diff_cmd(

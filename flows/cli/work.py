@@ -17,7 +17,7 @@ Examples:
 
     golden work prune --older-than 7d --dry-run
     golden work prune --older-than 7d --config configs/nightly.yaml
-    golden work prune --older-than 36h --work-dir /var/lib/golden/work
+    golden work prune --older-than 36h --work-dir ~/golden-data/work
 """
 
 

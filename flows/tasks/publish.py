@@ -25,6 +25,7 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from golden_distill.datasets.sources.uris import display_uri
 from golden_distill.filters.dedup.report import mark_published
 from golden_distill.filters.review import log_digest
 from golden_distill.filters.splits import GATED, assign_splits, belongs_in, gate_unconfirmed
@@ -37,6 +38,7 @@ from golden_distill.flows.config import config_sha256
 from golden_distill.flows.errors import StageError, describe
 from golden_distill.flows.params import ResolvedRun
 from golden_distill.flows.report import counts_rows, render_report
+from golden_distill.flows.report.artifact import artifact_key, summary_markdown
 from golden_distill.flows.tasks import earlier_versions, global_steps
 from golden_distill.flows.tasks.coverage_step import run_coverage_gap
 from golden_distill.flows.tasks.decisions_step import write_decisions_file
@@ -267,28 +269,19 @@ def best_effort(what: str, action: Any, *args: Any, **kwargs: Any) -> Any:
 def _artifacts(
     resolved: ResolvedRun, version: str, report_path: str, stats: dict[str, Any]
 ) -> None:
-    """A markdown artifact linking the report, and the counts table (no personal data)."""
-    key = f"{resolved.set_name}-report".lower().replace("_", "-").replace(".", "-")
+    """The run summary as markdown (headline figures and changes; a browser shows it in the
+    UI) and the counts table, keyed per store and set (no personal data)."""
+    store, name = resolved.store_url, resolved.set_name
     create_markdown_artifact(
-        key=key[:64],
-        markdown=(
-            f"# Golden set `{resolved.set_name}` version `{version}`\n\n"
-            f"* published cases: **{stats.get('published', 0):,}** "
-            f"(from {stats.get('records_read', 0):,} records read)\n"
-            f"* shards: {stats.get('shards', 0)} ({stats.get('shards_cached', 0)} from cache)\n"
-            f"* report: [{report_path}]({_link(report_path)})\n"
-        ),
-        description=f"Run report of {resolved.set_name}@{version}",
+        key=artifact_key(store, name),
+        markdown=summary_markdown(name, version, display_uri(store), report_path, stats),
+        description=f"Run summary of {name}@{version}",
     )
     create_table_artifact(
-        key=f"{key[:55]}-counts",
+        key=artifact_key(store, name, "counts"),
         table=counts_rows(stats),
-        description=f"Counts of {resolved.set_name}@{version}",
+        description=f"Counts of {name}@{version}",
     )
-
-
-def _link(path: str) -> str:
-    return path if "://" in path else f"file://{path}"
 
 
 @task(name="publish-version", cache_policy=NO_CACHE, persist_result=False)

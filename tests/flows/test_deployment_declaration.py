@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 import yaml
 from prefect.client.schemas.schedules import CronSchedule
 from prefect.flows import load_flow_from_entrypoint
+from prefect.utilities.templating import apply_values
 
+from golden_distill.flows.flow_limits import FlowLimitsError, flow_limits
 from golden_distill.flows.params import DistillParams
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,12 +23,16 @@ def _nightly() -> dict:
     return deployment
 
 
-def test_entrypoint_loads_the_distill_flow_and_accepts_the_declared_parameters():
+def test_entrypoint_loads_the_distill_flow_and_accepts_the_declared_parameters(monkeypatch):
     deployment = _nightly()
-    path, name = deployment["entrypoint"].split(":")
-    flow = load_flow_from_entrypoint(f"{REPO / path}:{name}", use_placeholder_flow=False)
+    # a module path, which process and Dask workers import from the installed package
+    assert not deployment["entrypoint"].split(":")[0].endswith(".py")
+    flow = load_flow_from_entrypoint(deployment["entrypoint"], use_placeholder_flow=False)
     assert flow.name == "distill"
-    validated = flow.validate_parameters(deployment["parameters"])
+    monkeypatch.setenv("GOLDEN_DATA_DIR", "/home/op/golden-data")
+    parameters = apply_values(deployment["parameters"], {}, remove_notset=False)  # as deploy
+    assert parameters["store_url"] == "/home/op/golden-data/store"
+    validated = flow.validate_parameters(parameters)
     assert validated["sources"] and validated["set_name"] == "nightly"
     assert "{date}" in validated["sources"][0]  # each night reads its own partition
     # flat parameters: a backfill sets one field, and the values are typed by the flow
@@ -65,3 +72,37 @@ def test_one_run_at_a_time_later_runs_wait():
     limit = ConcurrencyLimitConfig(**_nightly()["concurrency_limit"])
     assert limit.limit == 1
     assert limit.collision_strategy == ConcurrencyLimitStrategy.ENQUEUE
+
+
+def test_a_placeholder_left_unfilled_at_deploy_time_fails_validation_naming_it():
+    store = _nightly()["parameters"]["store_url"]
+    assert "{{ $GOLDEN_DATA_DIR }}" in store  # no default path under /var/lib
+    with pytest.raises(ValueError, match="unfilled placeholder"):
+        DistillParams(store_url=store, sources=["x"])
+
+
+def test_the_deployment_sets_a_timeout_and_retries_that_the_flow_reads():
+    env = _nightly()["work_pool"]["job_variables"]["env"]
+    limits = flow_limits(env)
+    assert limits.retries >= 1 and limits.retry_delay_seconds > 0
+    assert limits.timeout_seconds and limits.timeout_seconds <= 24 * 3600
+    # a run by hand: a timeout by default, no retries
+    assert flow_limits({}).timeout_seconds and flow_limits({}).retries == 0
+    assert flow_limits({"GOLDEN_FLOW_TIMEOUT_SECONDS": "0"}).timeout_seconds is None
+    with pytest.raises(FlowLimitsError, match="GOLDEN_FLOW_RETRIES"):
+        flow_limits({"GOLDEN_FLOW_RETRIES": "1.5"})
+    with pytest.raises(FlowLimitsError, match="not a number"):
+        flow_limits({"GOLDEN_FLOW_TIMEOUT_SECONDS": "six hours"})
+
+
+def test_golden_run_refuses_a_bad_limit_before_any_work(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from golden_distill.flows.cli import app
+
+    monkeypatch.setenv("GOLDEN_FLOW_RETRIES", "twice")
+    args = ["run", "--source", str(tmp_path), "--store", str(tmp_path / "s"), "--set", "x"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "stage 'validate': GOLDEN_FLOW_RETRIES='twice': not a number" in result.output
+    assert not (tmp_path / "s").exists()

@@ -98,23 +98,29 @@ def test_distill_end_to_end(
     assert report.is_file() and "<svg" in report.read_text()
     assert all(not d["cached"] for d in shard_events(events))
 
-    # Prefect artifacts: a markdown link to the report and the counts table, nothing personal
+    # Prefect artifacts: the run summary (markdown a browser shows) and the counts table, keyed
+    # per store and set, nothing personal
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
+    from golden_distill.flows.report.artifact import artifact_key
+
+    summary_key = artifact_key(str(store), "e2e")
+    counts_key = artifact_key(str(store), "e2e", "counts")
     with get_client(sync_client=True) as client:
         found = client.read_artifacts(
-            artifact_filter=ArtifactFilter(
-                key=ArtifactFilterKey(any_=["e2e-report", "e2e-report-counts"])
-            )
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[summary_key, counts_key]))
         )
     by_key = {a.key: a for a in found}
-    assert str(report) in str(by_key["e2e-report"].data) and version in str(
-        by_key["e2e-report"].data
-    )
-    counts = json.dumps(by_key["e2e-report-counts"].data)
+    summary = str(by_key[summary_key].data)
+    assert by_key[summary_key].type == "markdown"
+    assert f"e2e@{version}" in summary and str(report) in summary
+    assert f"| published cases | **{len(published):,}** |" in summary
+    assert "The set's first version." in summary
+    counts = json.dumps(by_key[counts_key].data)
     assert "records read" in counts and "removed by dedup" in counts
-    assert not [value for r in truth.records.values() for _, value, _ in r.pii if value in counts]
+    pii = [value for r in truth.records.values() for _, value, _ in r.pii]
+    assert not [value for value in pii if value in counts or value in summary]
 
     # planted broken lines are quarantined with their location
     quarantined = [

@@ -1,90 +1,31 @@
 """The `nightly` deployment for real: `prefect server start` on a loopback port, `prefect deploy`
-from prefect.yaml, a triggered run of the deployment executed by a process worker against a
-tiny corpus, and a published version at the end."""
+from prefect.yaml, a triggered run of the deployment executed by a process worker on a private
+Dask LocalCluster against a tiny corpus, a published version at the end and a quiet log."""
 
 from __future__ import annotations
 
-import http.server
 import json
-import os
-import socket
 import subprocess
 import sys
-import threading
-import time
-from pathlib import Path
 
 import httpx
 import pytest
+from prefect_server import REPO, WebhookReceiver, prefect_cli, prefect_server
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parents[2]
-PREFECT = [sys.executable, "-m", "prefect"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_healthy(url: str, server: subprocess.Popen, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"prefect server exited with {server.returncode}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError("prefect server did not become healthy")
-
-
-def _prefect(env: dict[str, str], *args: str, timeout: float = 180) -> str:
-    done = subprocess.run(
-        [*PREFECT, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout
-    )
-    assert done.returncode == 0, f"prefect {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """A real `prefect server start` on a loopback port, for this module's tests."""
-    home = tmp_path_factory.mktemp("prefect-home")
-    port = _free_port()
-    api = f"http://127.0.0.1:{port}/api"
-    env = {
-        **os.environ,
-        "PREFECT_HOME": str(home),
-        "PREFECT_API_URL": api,
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_LOGGING_LEVEL": "WARNING",
-        "PREFECT_UI_ENABLED": "false",
-        "DO_NOT_TRACK": "1",
-        "GOLDEN_DISTILL_HOME": str(REPO),
-    }
-    process = subprocess.Popen(
-        [*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env={k: v for k, v in env.items() if k != "PREFECT_API_URL"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_healthy(api, process)
+    with prefect_server(tmp_path_factory.mktemp("prefect-home")) as (api, env):
         yield api, env
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
-def test_nightly_deployment_backfills_with_flat_parameters(
+_prefect = prefect_cli
+
+
+def test_nightly_deployment_backfills_on_a_dask_cluster_with_a_quiet_log(
     server, tmp_path, corpus, pseudonym_key, write_config
 ):
     api, base_env = server
@@ -93,7 +34,11 @@ def test_nightly_deployment_backfills_with_flat_parameters(
     _prefect(env, "work-pool", "create", "golden-nightly", "--type", "process")
     _prefect(env, "--no-prompt", "deploy", "--name", "nightly")
     store = tmp_path / "store"
-    config = write_config(tmp_path / "config.yaml", truth.opt_out_tenant)
+    # the shard and redaction tasks on a private LocalCluster of two worker processes, which
+    # import the flow's code by the deployment's module entrypoint
+    config = write_config(
+        tmp_path / "config.yaml", truth.opt_out_tenant, task_runner="dask", dask_workers=2
+    )
     # a backfill sets single fields; the generated runs are recorded on 2026-11-2x
     out = _prefect(
         env, "deployment", "run", "distill/nightly",
@@ -106,7 +51,7 @@ def test_nightly_deployment_backfills_with_flat_parameters(
         "-p", "until=2026-12-01",
     )  # fmt: skip
     assert "Created flow run" in out
-    _prefect(env, "worker", "start", "--pool", "golden-nightly", "--run-once", timeout=600)
+    log = _prefect(env, "worker", "start", "--pool", "golden-nightly", "--run-once", timeout=600)
 
     runs = httpx.post(f"{api}/flow_runs/filter", json={"limit": 10}, timeout=10).json()
     triggered = [r for r in runs if r["parameters"].get("set_name") == "deployed"]
@@ -117,27 +62,18 @@ def test_nightly_deployment_backfills_with_flat_parameters(
     assert len(versions) == 1
     lineage = json.loads((versions[0] / "manifest.json").read_text())["lineage"]
     assert lineage["since"].startswith("2026-11-01") and lineage["until"].startswith("2026-12-01")
-
-
-class _Receiver(http.server.BaseHTTPRequestHandler):
-    received: list[dict] = []
-
-    def do_POST(self) -> None:  # http.server's method name
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        type(self).received.append(json.loads(body or b"{}"))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
+    # a successful night logs the pipeline's lines: one cluster for all phases, no library
+    # chatter, no traceback, no line per task hook
+    assert log.count("Creating a new Dask cluster") == 1, log[-3000:]
+    assert "shard_done" in log and "redact_done" in log and "published deployed@" in log
+    for noise in ("Traceback", "CommClosedError", "| distributed.", "Running hook", "Hook '"):
+        assert noise not in log, f"{noise!r} in the run's log:\n{log[-3000:]}"
 
 
 def test_a_failed_run_fires_the_alert_webhook(server, tmp_path):
     _api, env = server
-    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    threading.Thread(target=receiver.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{receiver.server_address[1]}/alert"
+    with WebhookReceiver() as receiver:
+        url = receiver.url
         applied = subprocess.run(
             [sys.executable, "-m", "golden_distill.flows.cli", "alerts", "apply"],
             env={**env, "GOLDEN_ALERT_WEBHOOK_URL": url},
@@ -155,12 +91,6 @@ def test_a_failed_run_fires_the_alert_webhook(server, tmp_path):
             [sys.executable, "-c", failing], env=env, capture_output=True, text=True, timeout=300
         )
         assert done.returncode != 0
-        deadline = time.monotonic() + 120
-        while not _Receiver.received and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert _Receiver.received, "the alert webhook was not called"
-        alert = _Receiver.received[0]
-        assert "distill" in alert["subject"] and "Failed" in alert["subject"]
+        alert = receiver.wait_for("Failed")
+        assert "distill" in alert["subject"]
         assert "validate" in alert["body"]  # the failed stage, from the state message
-    finally:
-        receiver.shutdown()

@@ -176,12 +176,22 @@ def test_diff_reports_known_differences(target, casegen):
 
 
 def test_show_and_list_describe_a_version(target, casegen):
-    result = _publish(target, casegen.make_table(8), manifest_fields={"key_id": "k-7"})
+    window = {"since": "2026-11-29T00:00:00+00:00", "until": "2026-11-30T00:00:00+00:00"}
+    result = _publish(
+        target,
+        casegen.make_table(8),
+        manifest_fields={"key_id": "k-7", "lineage": {**window, "parent_version": "2026.11.29.1"}},
+    )
     shown = _cli(target, "show", SET, "--json")
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.output) == result.manifest
     text = _cli(target, "show", f"{SET}@{result.version}")
     assert "key_id         k-7" in text.output and "cases.parquet" in text.output
+    # the recording window this version read, and what it grew from
+    assert (
+        "window         2026-11-29T00:00:00+00:00 .. 2026-11-30T00:00:00+00:00 "
+        "(recorded_at, until exclusive); grown from 2026.11.29.1"
+    ) in text.output
     assert _cli(target, "list").output.split() == [SET]
     missing = _cli(target, "show", "other@latest")
     assert missing.exit_code == 2 and "no such alias" in missing.output
