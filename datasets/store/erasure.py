@@ -158,9 +158,9 @@ def plan_erasure(
 def apply_erasure(
     store: StoreFS, plan: ErasurePlan, *, key_id: str | None, publish: Any
 ) -> ErasurePlan:
-    """Carry the plan out (see the module docstring). ``publish(table, clusters, fields)``
-    publishes a new version of the set and returns its id (``publish_version`` bound to the
-    store), so signing and the atomic publish are the normal ones."""
+    """Carry the plan out (see the module docstring). ``publish(table, clusters, fields,
+    decisions)`` publishes a new version of the set and returns its id (``publish_version``
+    bound to the store), so signing and the atomic publish are the normal ones."""
     layout = SetLayout(plan.set_name)
     append_log(
         store,
@@ -256,4 +256,17 @@ def _republish_without(store: StoreFS, layout: SetLayout, plan: ErasurePlan, pub
         )
     fields = {k: source.manifest.get(k) for k in CARRIED_FIELDS if source.manifest.get(k)}
     fields["notes"] = f"erasure: {len(plan.affected[plan.latest])} case(s) of {plan.latest} removed"
-    return publish(table, clusters, fields)
+    return publish(table, clusters, fields, _decisions_without(source.decisions(), removed))
+
+
+def _decisions_without(decisions: pa.Table | None, removed: pa.Array) -> pa.Table | None:
+    """The version's decisions table without the erased cases: their rows go (case ids stay only
+    in the erasure log), and a case published in place of one no longer names it."""
+    if decisions is None:
+        return None
+    kept = decisions.filter(pc.invert(pc.is_in(decisions.column("case_id"), value_set=removed)))
+    if "replaced_by" not in kept.column_names:
+        return kept
+    by = kept.column("replaced_by")
+    cleared = pc.if_else(pc.is_in(by, value_set=removed), pa.scalar(None, by.type), by)
+    return kept.set_column(kept.column_names.index("replaced_by"), "replaced_by", cleared)

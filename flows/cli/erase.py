@@ -142,12 +142,13 @@ def _erase_locked(
         plan = plan_now()
         _show_plan(plan)
 
-        def publish(table: Any, clusters: Any, fields_: dict[str, Any]) -> str:
+        def publish(table: Any, clusters: Any, fields_: dict[str, Any], decisions: Any) -> str:
             return publish_version(
                 fs.url,
                 set_name,
                 cases=table,
                 clusters=clusters,
+                decisions=decisions,
                 manifest_fields=fields_,
                 force=True,
                 storage_options=fs.storage_options or None,

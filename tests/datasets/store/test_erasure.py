@@ -181,6 +181,37 @@ def test_erasure_on_a_signed_store_publishes_a_signed_version(target, casegen, m
     assert new != v1 and report.ok and report.signed_by is not None
 
 
+def test_erasure_republishes_the_decisions_table_without_the_erased_cases(
+    target, casegen, monkeypatch
+):
+    monkeypatch.setenv("GOLDEN_PSEUDONYM_KEY", KEY)
+    store = StoreFS(target.url, target.storage_options)
+    cases = _cases(casegen, range(0, 10), (3, 7))
+    ids = cases.column("case_id").to_pylist()
+    erased = {casegen.build_case(i).case_id for i in (3, 7)}
+    cut = "c_cut_by_dedup"  # left out in favour of an erased case, and of a kept one
+    decisions = pa.table(
+        {
+            "case_id": [*ids, cut, "c_no_funnel"],
+            "status": ["published"] * len(ids) + ["dedup:near", "no_funnel"],
+            "replaced_by": [None] * len(ids) + [sorted(erased)[0], None],
+        }
+    )
+    v1 = publish_version(
+        target.url, SET, cases=cases, decisions=decisions, **target.kwargs()
+    ).version
+    done = _erase(target, "--subject", f"user_id={USER}", "--subject", f"email={EMAIL}")
+    assert done.exit_code == 0, done.output
+    new = list_versions(store, SET)[-1]
+    assert new != v1
+    table = open_set(target.url, f"{SET}@{new}", **target.kwargs()).decisions()
+    assert table is not None  # every version carries its decisions table
+    rows = {r["case_id"]: r for r in table.to_pylist()}
+    assert erased.isdisjoint(rows) and set(rows) == set(ids) - erased | {cut, "c_no_funnel"}
+    assert rows[cut]["status"] == "dedup:near" and rows[cut]["replaced_by"] is None
+    assert all(rows[i]["status"] == "published" for i in set(ids) - erased)
+
+
 def test_needles_are_found_whole_inside_json_text_and_prose():
     from golden_distill.datasets.store.erasure_log import row_tokens
 
