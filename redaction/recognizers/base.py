@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import ahocorasick
 import regex
 from presidio_analyzer import EntityRecognizer
 
-from golden_distill.redaction.config import RedactionConfig
+if TYPE_CHECKING:
+    from golden_distill.redaction.config import RedactionConfig
 
 #: Boundaries that work next to Chinese characters: ``\b`` does not, because CJK characters are
 #: word characters, so "手机13812345678" has no word boundary before the digits.
