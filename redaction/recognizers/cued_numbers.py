@@ -17,10 +17,12 @@ from golden_distill.redaction.recognizers.base import (
     RecognizerSpec,
     digit_count,
 )
+from golden_distill.redaction.recognizers.date_formats import DATE
 from golden_distill.redaction.recognizers.pattern_table import PatternTable
 
 _PHONE_CUES = (
     r"(?i:\b(?:phone|tel|telephone|mobile|cell(?:phone)?|call me|call us|text me|sms|whatsapp"
+    r"|callback|call back|call-back|dial(?:l?ed)?|voicemail|msisdn|my number|reach me|ring me"
     r"|fax|handy|telefon|telefono|teléfono|telefone|celular|móvil|movil|portable|numéro"
     r"|cellulare|ruf|liga|ligar|contact(?:o)?)(?![A-Za-z])|电话|手机|拨打|致电|联系|電話|携帯|연락처|전화"
     r"|هاتف|फ़ोन|फोन)"
@@ -33,29 +35,29 @@ _PHONE = (
 )
 _ACCOUNT = (
     r"(?<=(?i:\b(?:account|acct|a/c|konto|kontonummer|cuenta|compte|conto|rekening)\b"
-    r"(?:\s*(?:no\.?|number|nr\.?|num\.?|#))?)[\s:#.=-]{0,4})\d[\d -]{4,18}\d(?![0-9])"
+    r"(?:\s*(?:no\.?|number|nr\.?|num\.?|#))?(?:\s+is)?)[\s:#.=-]{0,4})"
+    r"(?:[A-Z]{2,5}[-_]?)?\d[\d -]{4,18}\d(?![0-9])"
 )
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
-_DATE = (
-    r"(?i:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}"
-    rf"|\d{{1,2}}(?:st|nd|rd|th)?(?: of)? {_MONTH},? \d{{4}}"
-    rf"|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}})"
-)
+#: Between a cue and its value: filler words and punctuation ("EIN is", "licence no.:").
+_GAP = r"(?:\s*(?:is|was|number|no\.?|nr\.?|num\.?|#|:|=|-))*\s*"
 _BIRTH_CUES = (
     r"(?i:\bborn|\bbirth ?(?:day|date)|date of birth|\bd\.?o\.?b\b\.?|\bgeboren|\bnée?\b"
-    r"|\bnacid[oa]|\bnat[oa] il|出生|生年月日)"
+    r"|\bnacid[oa]|fecha de nacimiento|data de nascimento|\bnat[oa]|date de naissance"
+    r"|geburtsdatum|geboortedatum|出生|生年月日|誕生日)"
 )
 
 #: The pre-filter: every cue above, as plain words (Aho-Corasick over folded text).
 CUE_WORDS = (
-    "phone", "tel", "mobile", "cell", "call", "text", "sms", "whatsapp", "fax", "handy",
+    "phone", "tel", "mobile", "cell", "call", "text", "sms", "whatsapp", "fax", "handy", "dial",
+    "voicemail", "msisdn", "my number", "reach me", "ring me",
     "telefon", "telefone", "teléfono", "celular", "móvil", "movil", "portable", "numéro",
     "cellulare", "ruf", "liga", "contact", "account", "acct", "a/c", "konto", "cuenta",
-    "compte", "conto", "rekening", "ein", "employer", "mrn", "medical", "patient", "born",
-    "birth", "dob", "d.o.b", "geboren", "née", "nacid", "nata", "nato", "电话", "手机", "拨打",
+    "compte", "conto", "rekening", "ein", "employer", "federal tax", "mrn", "medical",
+    "patient", "chart", "licence", "license", "dl", "d/l", "nino", "ni n", "national insurance",
+    "born",
+    "birth", "dob", "d.o.b", "geboren", "née", "nacid", "nata", "nato", "nacimiento",
+    "nascimento", "naissance", "geburtsdatum", "geboortedatum", "誕生日", "生まれ", "生",
+    "电话", "手机", "拨打",
     "致电", "联系", "電話", "携帯", "연락처", "전화", "هاتف", "फ़ोन", "फोन", "出生", "生年月日",
 )  # fmt: skip
 
@@ -64,20 +66,38 @@ ROWS = [
     CuedPattern("account_after_cue", _ACCOUNT, 0.6, "ACCOUNT", digit_count(6, 18)),
     CuedPattern(
         "us_ein",
-        r"(?<=(?i:\bF?EIN|employer identification(?: number)?)[\s:#]{0,3})\d{2}-?\d{7}(?![0-9])",
+        rf"(?<=(?i:\bF?EIN|employer identification(?: number)?|federal tax id){_GAP})"
+        r"\d{2}-?\d{7}(?![0-9])",
         0.6,
         "US_EIN",
     ),
     CuedPattern(
         "medical_record",
-        r"(?<=(?i:\bMRN|medical record(?: number| no\.?)?|patient id)[\s:#]{0,3})"
+        rf"(?<=(?i:\bMRN|medical record(?: number| no\.?)?|patient id|chart (?:number|no\.?))"
+        rf"{_GAP})"
         r"[A-Za-z]{0,3}-?\d[\d-]{4,14}(?![0-9A-Za-z])",
         0.6,
         "MEDICAL_RECORD",
     ),
     CuedPattern(
-        "date_of_birth", rf"(?<={_BIRTH_CUES}[^0-9\n.,;!?]{{0,15}}){_DATE}", 0.6, "DATE_OF_BIRTH"
+        "driver_licence",
+        rf"(?<=(?i:driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|\bD/?L\b|licen[cs]e){_GAP})"
+        r"(?i:[A-Z]{0,3}[- ]?\d(?:[- ]?\d){3,13}[A-Z]?)(?![0-9A-Za-z])",
+        0.6,
+        "DRIVER_LICENSE",
+        digit_count(5, 15),
     ),
+    CuedPattern(
+        "uk_nino_after_cue",
+        rf"(?<=(?i:\bNINO|\bNI (?:number|no\.?)|national insurance(?: number| no\.?)?){_GAP})"
+        r"(?i:[A-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D])(?![0-9A-Za-z])",
+        0.6,
+        "UK_NINO",
+    ),
+    CuedPattern(
+        "date_of_birth", rf"(?<={_BIRTH_CUES}[^0-9\n.,;!?]{{0,20}}){DATE}", 0.6, "DATE_OF_BIRTH"
+    ),
+    CuedPattern("date_then_birth_cue", rf"{DATE}(?=\s?(?:生まれ|出生|生))", 0.6, "DATE_OF_BIRTH"),
 ]
 
 SPEC = RecognizerSpec(
