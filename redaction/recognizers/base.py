@@ -128,14 +128,17 @@ def luhn_ok(digits: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class CuedPattern:
-    """One row of a ``PatternTable``: a regex, its score, the entity type a hit is, and an
-    optional check a hit must pass (a checksum, a digit count)."""
+    """One row of a ``PatternTable``: a regex, its score, the entity type a hit is, an
+    optional check a hit must pass (a checksum, a digit count) and optional cue words: the row
+    runs only on texts holding one of them (case-insensitive; a superset of what its regex's
+    cue part matches), so a text with a phone word is not searched for birth dates too."""
 
     name: str
     regex: str
     score: float
     entity: str
     check: Callable[[str], bool] | None = None
+    cues: tuple[str, ...] = ()
 
 
 def digit_count(low: int, high: int) -> Callable[[str], bool]:

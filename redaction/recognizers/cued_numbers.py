@@ -18,7 +18,7 @@ from golden_distill.redaction.recognizers.base import (
     digit_count,
 )
 from golden_distill.redaction.recognizers.date_formats import DATE
-from golden_distill.redaction.recognizers.pattern_table import PatternTable
+from golden_distill.redaction.recognizers.pattern_table import PatternTable, cue_words
 
 _PHONE_CUES = (
     r"(?i:\b(?:phone|tel|telephone|mobile|cell(?:phone)?|call me|call us|text me|sms|whatsapp"
@@ -46,63 +46,47 @@ _BIRTH_CUES = (
     r"|geburtsdatum|geboortedatum|出生|生年月日|誕生日)"
 )
 
-#: The pre-filter: every cue above, as plain words (Aho-Corasick over folded text).
-CUE_WORDS = (
+PHONE_WORDS = (
     "phone", "tel", "mobile", "cell", "call", "text", "sms", "whatsapp", "fax", "handy", "dial",
-    "voicemail", "msisdn", "my number", "reach me", "ring me",
-    "telefon", "telefone", "teléfono", "celular", "móvil", "movil", "portable", "numéro",
-    "cellulare", "ruf", "liga", "contact", "account", "acct", "a/c", "konto", "cuenta",
-    "compte", "conto", "rekening", "ein", "employer", "federal tax", "mrn", "medical",
-    "patient", "chart", "licence", "license", "dl", "d/l", "nino", "ni n", "national insurance",
-    "born",
-    "birth", "dob", "d.o.b", "geboren", "née", "nacid", "nata", "nato", "nacimiento",
-    "nascimento", "naissance", "geburtsdatum", "geboortedatum", "誕生日", "生まれ", "生",
-    "电话", "手机", "拨打",
-    "致电", "联系", "電話", "携帯", "연락처", "전화", "هاتف", "फ़ोन", "फोन", "出生", "生年月日",
+    "voicemail", "msisdn", "my number", "reach me", "ring me", "telefon", "telefone",
+    "teléfono", "celular", "móvil", "movil", "portable", "numéro", "cellulare", "ruf", "liga",
+    "contact", "电话", "手机", "拨打", "致电", "联系", "電話", "携帯", "연락처", "전화", "هاتف",
+    "फ़ोन", "फोन",
+)  # fmt: skip
+BIRTH_WORDS = (
+    "born", "birth", "dob", "d.o.b", "geboren", "née", "nacid", "nata", "nato", "nacimiento",
+    "nascimento", "naissance", "geburtsdatum", "geboortedatum", "出生", "生年月日", "誕生日",
 )  # fmt: skip
 
 ROWS = [
-    CuedPattern("phone_after_cue", _PHONE, 0.6, "PHONE_NUMBER", digit_count(7, 15)),
-    CuedPattern("account_after_cue", _ACCOUNT, 0.6, "ACCOUNT", digit_count(6, 18)),
-    CuedPattern(
-        "us_ein",
-        rf"(?<=(?i:\bF?EIN|employer identification(?: number)?|federal tax id){_GAP})"
-        r"\d{2}-?\d{7}(?![0-9])",
-        0.6,
-        "US_EIN",
-    ),
-    CuedPattern(
-        "medical_record",
-        rf"(?<=(?i:\bMRN|medical record(?: number| no\.?)?|patient id|chart (?:number|no\.?))"
-        rf"{_GAP})"
-        r"[A-Za-z]{0,3}-?\d[\d-]{4,14}(?![0-9A-Za-z])",
-        0.6,
-        "MEDICAL_RECORD",
-    ),
-    CuedPattern(
-        "driver_licence",
-        rf"(?<=(?i:driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|\bD/?L\b|licen[cs]e){_GAP})"
-        r"(?i:[A-Z]{0,3}[- ]?\d(?:[- ]?\d){3,13}[A-Z]?)(?![0-9A-Za-z])",
-        0.6,
-        "DRIVER_LICENSE",
-        digit_count(5, 15),
-    ),
-    CuedPattern(
-        "uk_nino_after_cue",
-        rf"(?<=(?i:\bNINO|\bNI (?:number|no\.?)|national insurance(?: number| no\.?)?){_GAP})"
-        r"(?i:[A-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D])(?![0-9A-Za-z])",
-        0.6,
-        "UK_NINO",
-    ),
-    CuedPattern(
-        "date_of_birth", rf"(?<={_BIRTH_CUES}[^0-9\n.,;!?]{{0,20}}){DATE}", 0.6, "DATE_OF_BIRTH"
-    ),
-    CuedPattern("date_then_birth_cue", rf"{DATE}(?=\s?(?:生まれ|出生|生))", 0.6, "DATE_OF_BIRTH"),
-]
+    CuedPattern("phone_after_cue", _PHONE, 0.6, "PHONE_NUMBER", digit_count(7, 15), PHONE_WORDS),
+    CuedPattern("account_after_cue", _ACCOUNT, 0.6, "ACCOUNT", digit_count(6, 18),
+                ("account", "acct", "a/c", "konto", "cuenta", "compte", "conto", "rekening")),
+    CuedPattern("us_ein",
+                rf"(?<=(?i:\bF?EIN|employer identification(?: number)?|federal tax id){_GAP})"
+                r"\d{2}-?\d{7}(?![0-9])", 0.6, "US_EIN",
+                cues=("ein", "employer identification", "federal tax")),
+    CuedPattern("medical_record",
+                r"(?<=(?i:\bMRN|medical record(?: number| no\.?)?|patient id"
+                rf"|chart (?:number|no\.?)){_GAP})[A-Za-z]{{0,3}}-?\d[\d-]{{4,14}}(?![0-9A-Za-z])",
+                0.6, "MEDICAL_RECORD", cues=("mrn", "medical record", "patient id", "chart")),
+    CuedPattern("driver_licence",
+                rf"(?<=(?i:driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|\bD/?L\b|licen[cs]e){_GAP})"
+                r"(?i:[A-Z]{0,3}[- ]?\d(?:[- ]?\d){3,13}[A-Z]?)(?![0-9A-Za-z])",
+                0.6, "DRIVER_LICENSE", digit_count(5, 15), ("licence", "license", "dl", "d/l")),
+    CuedPattern("uk_nino_after_cue",
+                rf"(?<=(?i:\bNINO|\bNI (?:number|no\.?)|national insurance(?: number| no\.?)?)"
+                rf"{_GAP})(?i:[A-Z]{{2}}\s?\d{{2}}\s?\d{{2}}\s?\d{{2}}\s?[A-D])(?![0-9A-Za-z])",
+                0.6, "UK_NINO", cues=("nino", "ni n", "national insurance")),
+    CuedPattern("date_of_birth", rf"(?<={_BIRTH_CUES}[^0-9\n.,;!?]{{0,20}}){DATE}", 0.6,
+                "DATE_OF_BIRTH", cues=BIRTH_WORDS),
+    CuedPattern("date_then_birth_cue", rf"{DATE}(?=\s?(?:生まれ|出生|生))", 0.6, "DATE_OF_BIRTH",
+                cues=("生",)),
+]  # fmt: skip
 
 SPEC = RecognizerSpec(
     name="cued_numbers",
     entities=tuple(dict.fromkeys(row.entity for row in ROWS)),
-    prefilter=DigitKeywords(*CUE_WORDS),
+    prefilter=DigitKeywords(*cue_words(ROWS)),
     build=lambda cfg: PatternTable("CuedNumbersRecognizer", ROWS),
 )

@@ -21,9 +21,11 @@ from golden_distill.redaction.recognizers.base import RecognizerSpec
 MIN_DIGITS = 8
 _AMOUNT = re.compile(r"[-+]?\$?\d{1,3}(?:,\d{3})*(?:\.\d{1,2})?|\d+\.\d+")
 _IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+#: Phone words before a bare digit run, whole words only: a "Smartphone" or "Headphones"
+#: product name beside its catalogue id is no phone cue.
 _CONTEXT = re.compile(
-    r"(?i)phone|tel\b|tel:|call|mobile|cell|whatsapp|sms|text me|reach me|number is|"
-    r"电话|手机|联系|致电|号码"
+    r"(?i)\b(?:(?:tele)?phones?|tel|call(?:ed|ing|back)?|mobile|cell(?:phone)?|whatsapp|sms"
+    r"|text me|reach me|number is)\b|电话|手机|联系|致电|号码"
 )
 CONTEXT_WINDOW = 48
 

@@ -38,7 +38,9 @@ class PhoneShapeRecognizer(PatternRecognizer):
         ),
         Pattern(
             "digits_after_phone_word",
-            r"(?<=(?i:phone|tel|mobile|cell|call me|reach me|电话|手机)[^0-9\n]{0,20})"
+            # whole words: "Smartphone" and "Headphones" are products, not phone cues
+            r"(?<=(?i:\b(?:(?:tele)?phones?|tel|mobile|cell(?:phone)?|call me|reach me)\b"
+            r"|电话|手机)[^0-9\n]{0,20})"
             r"\+?\d{10,12}" + NO_DIGIT_AFTER,
             0.5,
         ),
