@@ -148,6 +148,10 @@ class JsonSlotRewriter:
             return None
         if rule is None or (isinstance(rule, PiiRule) and not rule.owns(path, token)):
             label = prop.label_of(token)  # an unowned number found by a scan or an id
+            if label is None and _personal_float(path, token):
+                # the scan knows a float by its shortest form ("48.85837" for "48.858370")
+                token = repr(float(token))
+                label = prop.label_of(token)
             if label is None:
                 return None
             self.counts[label] += 1

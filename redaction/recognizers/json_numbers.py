@@ -9,6 +9,8 @@ from golden_distill.redaction.recognizers.base import luhn_ok
 
 #: keys whose number is a coordinate (the last key of the leaf's path, case-insensitive)
 COORDINATE_KEYS = frozenset({"lat", "latitude", "lon", "lng", "long", "longitude"})
+#: keys whose list of numbers is a position (GeoJSON ``coordinates``: [longitude, latitude])
+COORDINATE_LISTS = frozenset({"coordinates", "coords", "latlng", "lnglat", "position"})
 #: decimals a coordinate must carry to place a person (3: ~100 m)
 MIN_COORDINATE_DECIMALS = 3
 
@@ -16,7 +18,9 @@ MIN_COORDINATE_DECIMALS = 3
 def personal_float(path: tuple[object, ...], value: float) -> str | None:
     """The entity type of a float leaf at ``path``, or None for an ordinary number."""
     key = str(path[-1]).lower() if path else ""
-    if key in COORDINATE_KEYS and abs(value) <= 180:
+    if isinstance(path[-1] if path else None, int) and len(path) > 1:
+        key = str(path[-2]).lower()  # an item of a GeoJSON "coordinates": [lon, lat] list
+    if (key in COORDINATE_KEYS or key in COORDINATE_LISTS) and abs(value) <= 180:
         decimals = repr(value).partition(".")[2]
         if len(decimals.rstrip("0")) >= MIN_COORDINATE_DECIMALS and "e" not in decimals:
             return "LOCATION"
