@@ -107,6 +107,22 @@ class AnyOf:
         return (AnyOf, self.parts)
 
 
+class Guarded:
+    """A pre-filter part: a regex tried only on texts holding ``literal`` (a C-speed substring
+    test first: most texts have no ``@`` or quote, and a regex with a look-behind or a
+    case-insensitive alternation is tried at every position of the text)."""
+
+    def __init__(self, literal: str, pattern: re.Pattern[str]) -> None:
+        self.literal = literal
+        self.pattern = pattern
+
+    def search(self, text: str) -> bool:
+        return self.literal in text and self.pattern.search(text) is not None
+
+    def __reduce__(self) -> tuple[type[Guarded], tuple[str, re.Pattern[str]]]:
+        return (Guarded, (self.literal, self.pattern))
+
+
 @dataclass(frozen=True, slots=True)
 class RecognizerSpec:
     name: str
@@ -141,11 +157,12 @@ class CuedPattern:
     cues: tuple[str, ...] = ()
 
 
-def digit_count(low: int, high: int) -> Callable[[str], bool]:
-    """A check: the hit holds ``low`` to ``high`` digits."""
+@dataclass(frozen=True, slots=True)
+class digit_count:
+    """A check: the hit holds ``low`` to ``high`` digits (a class, so tables pickle)."""
 
-    def check(text: str) -> bool:
-        return low <= sum(c.isdigit() for c in text) <= high
+    low: int
+    high: int
 
-    check.__qualname__ = f"digit_count({low}, {high})"
-    return check
+    def __call__(self, text: str) -> bool:
+        return self.low <= sum(c.isdigit() for c in text) <= self.high

@@ -4,17 +4,17 @@ check and cue words: the declarative shape shared by the cue-based recognizers
 
 from __future__ import annotations
 
+import logging
+
+import ahocorasick
 import regex
 from presidio_analyzer import EntityRecognizer, Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.pattern_recognizer import REGEX_TIMEOUT_SECONDS
 
 from golden_distill.redaction.lean_patterns import UNTIMED_TEXT_CHARS, bounded_backtracking
-from golden_distill.redaction.recognizers.base import (
-    CASE_SENSITIVE,
-    CuedPattern,
-    Keywords,
-    fold_case,
-)
+from golden_distill.redaction.recognizers.base import CASE_SENSITIVE, CuedPattern, fold_case
+
+_logger = logging.getLogger("presidio-analyzer")
 
 
 def cue_words(rows: list[CuedPattern]) -> tuple[str, ...]:
@@ -31,7 +31,19 @@ class PatternTable(PatternRecognizer):
     def __init__(self, name: str, rows: list[CuedPattern]) -> None:
         self.rows = rows
         self._compiled = [regex.compile(row.regex, CASE_SENSITIVE) for row in rows]
-        self._gates = [Keywords(*row.cues) if row.cues else None for row in rows]
+        #: one Aho-Corasick pass over the folded text says which cued rows may match: cue word
+        #: -> bit mask of its rows; rows without cues always run
+        self._always = sum(1 << i for i, row in enumerate(rows) if not row.cues)
+        masks: dict[str, int] = {}
+        for i, row in enumerate(rows):
+            for word in row.cues:
+                masks[word.lower()] = masks.get(word.lower(), 0) | 1 << i
+        self._cues: ahocorasick.Automaton | None = None
+        if masks:
+            self._cues = ahocorasick.Automaton()
+            for word, mask in masks.items():
+                self._cues.add_word(word, mask)
+            self._cues.make_automaton()
         self._untimed = [bounded_backtracking(row.regex) for row in rows]
         super().__init__(
             supported_entity=rows[0].entity,
@@ -43,25 +55,27 @@ class PatternTable(PatternRecognizer):
 
     def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):  # type: ignore[no-untyped-def]
         kept: list[RecognizerResult] = []
-        folded: str | None = None
+        live = self._always
+        if self._cues is not None:
+            for _, mask in self._cues.iter(fold_case(text)):
+                live |= mask
+        if not live:
+            return []
         short = len(text) <= UNTIMED_TEXT_CHARS
         meta = {
             RecognizerResult.RECOGNIZER_NAME_KEY: self.name,
             RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
         }
-        for row, compiled, gate, untimed in zip(
-            self.rows, self._compiled, self._gates, self._untimed, strict=True
+        for i, (row, compiled, untimed) in enumerate(
+            zip(self.rows, self._compiled, self._untimed, strict=True)
         ):
-            if row.entity not in entities:
+            if not live >> i & 1 or row.entity not in entities:
                 continue
-            if gate is not None:
-                folded = fold_case(text) if folded is None else folded
-                if not gate.search_lower(folded):
-                    continue
             timeout = None if short and untimed else REGEX_TIMEOUT_SECONDS
             try:
                 matches = list(compiled.finditer(text, timeout=timeout))
-            except TimeoutError:
+            except TimeoutError:  # as Presidio's own loop: logged, the row skipped
+                _logger.warning("pattern %s timed out on a text, skipped", row.name)
                 continue
             for m in matches:
                 start, end = m.span("value") if "value" in compiled.groupindex else m.span()
