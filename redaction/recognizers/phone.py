@@ -37,6 +37,12 @@ _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d[\d \t().-]{5,22}\d"
 _CANDIDATE_START = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d(?:[\s().-]{0,3}\d){7,}")
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}")
 _EXTENSION_ROOM = 12
+#: numbers in the shapes the matcher meets (international, national with area codes,
+#: extensions), parsed once per region when the recognizer is built
+_WARM_UP = (
+    "call +1 312 555 0148 or (415) 555-0177 x12, 020 7946 0958, 01 42 68 53 00, 0412 345 678, "
+    "+44 7700 900456, 0049 151 23456789"
+)
 #: Arithmetic on amounts ("(544.29 - 471.82) * 2", a calculator tool's argument): a decimal
 #: with cents and an operator between spaces; phone groups never carry two-digit decimals
 #: beside a spaced operator.
@@ -63,8 +69,8 @@ class FilteredPhoneRecognizer(PhoneRecognizer):
             phonenumbers.PhoneMetadata.metadata_for_region(region)
             code = phonenumbers.country_code_for_region(region)
             phonenumbers.PhoneMetadata.metadata_for_region_or_calling_code(code, region)
-        for region in self.supported_regions[:1]:  # the matcher's own lazy tables
-            list(phonenumbers.PhoneNumberMatcher("call +44 20 7946 0958", region))
+        for region in self.supported_regions:  # the matcher compiles its patterns lazily
+            list(phonenumbers.PhoneNumberMatcher(_WARM_UP, region, leniency=self.leniency))
         return self
 
     #: Windows go to ``_matches`` (Presidio's loop without the explanations); tests compare.
