@@ -37,6 +37,11 @@ _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d[\d \t().-]{5,22}\d"
 _CANDIDATE_START = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d(?:[\s().-]{0,3}\d){7,}")
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}")
 _EXTENSION_ROOM = 12
+_WARM_TYPES = (
+    phonenumbers.PhoneNumberType.FIXED_LINE,
+    phonenumbers.PhoneNumberType.MOBILE,
+    phonenumbers.PhoneNumberType.TOLL_FREE,
+)
 #: numbers in the shapes the matcher meets (international, national with area codes,
 #: extensions), parsed once per region when the recognizer is built
 _WARM_UP = (
@@ -63,12 +68,19 @@ def _rejected(span: str, before: str) -> bool:
 
 class FilteredPhoneRecognizer(PhoneRecognizer):
     def warmed(self) -> FilteredPhoneRecognizer:
-        """``phonenumbers`` loads each region's metadata on first use: load it when the
-        analyzer is built, not inside the first shard's redaction."""
+        """``phonenumbers`` loads each region's metadata and compiles its patterns on first
+        use, through the ``re`` module's bounded cache (so patterns of many regions are
+        compiled again and again): keep them (``enable_pattern_cache``) and load those of the
+        configured regions' calling codes (+1 alone is shared by 25 regions) when the analyzer
+        is built, not inside the first shard's redaction."""
+        phonenumbers.enable_pattern_cache()
         for region in self.supported_regions:
-            phonenumbers.PhoneMetadata.metadata_for_region(region)
             code = phonenumbers.country_code_for_region(region)
-            phonenumbers.PhoneMetadata.metadata_for_region_or_calling_code(code, region)
+            for sibling in phonenumbers.region_codes_for_country_code(code):
+                for kind in _WARM_TYPES:
+                    example = phonenumbers.example_number_for_type(sibling, kind)
+                    if example is not None:
+                        phonenumbers.number_type(example)
         for region in self.supported_regions:  # the matcher compiles its patterns lazily
             list(phonenumbers.PhoneNumberMatcher(_WARM_UP, region, leniency=self.leniency))
         return self
