@@ -17,6 +17,7 @@ from presidio_analyzer.nlp_engine import NlpArtifacts
 from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
 from golden_distill.redaction.recognizers.base import RecognizerSpec
+from golden_distill.redaction.recognizers.phone_shape import NANP_SEPARATED
 
 MIN_DIGITS = 8
 _AMOUNT = re.compile(r"[-+]?\$?\d{1,3}(?:,\d{3})*(?:\.\d{1,2})?|\d+\.\d+")
@@ -37,6 +38,7 @@ _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d[\d \t().-]{5,22}\d"
 _CANDIDATE_START = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d(?:[\s().-]{0,3}\d){7,}")
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}")
 _EXTENSION_ROOM = 12
+_NANP = re.compile(NANP_SEPARATED)
 _WARM_TYPES = (
     phonenumbers.PhoneNumberType.FIXED_LINE,
     phonenumbers.PhoneNumberType.MOBILE,
@@ -124,6 +126,18 @@ class FilteredPhoneRecognizer(PhoneRecognizer):
             start = cand.start()
             before = text[max(0, start - CONTEXT_WINDOW) : start]
             if _rejected(cand.group(0).strip(), before):
+                continue
+            shape = _NANP.match(text, start)
+            if shape is not None and shape.end() >= cand.end():
+                # a North-American number with separators: a phone by its format alone (as
+                # phone_shape.py says), without four phonenumbers passes over the window
+                kept.append(
+                    RecognizerResult(
+                        self.supported_entities[0], start, shape.end(), self.SCORE, None,
+                        {RecognizerResult.RECOGNIZER_NAME_KEY: self.name,
+                         RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: self.id},
+                    )
+                )  # fmt: skip
                 continue
             end = min(len(text), cand.end() + _EXTENSION_ROOM)
             window = text[start:end]

@@ -21,16 +21,18 @@ from golden_distill.redaction.recognizers.base import (
 _EXT = r"(?:[ ]?(?:x|ext\.?|extension)[ ]?\d{1,6})?"
 
 
+#: A North-American number written with separators or parentheses (and an extension).
+NANP_SEPARATED = (
+    NO_DIGIT_BEFORE
+    + r"(?:(?:\+|00)?1[-. ]?|001[-. ])?(?:\(\d{3}\)[ ]?|\d{3}[-.])\d{3}[-.]\d{4}"
+    + _EXT
+    + NO_DIGIT_AFTER
+)
+
+
 class PhoneShapeRecognizer(PatternRecognizer):
     PATTERNS = [
-        Pattern(
-            "nanp_separated",
-            NO_DIGIT_BEFORE
-            + r"(?:(?:\+|00)?1[-. ]?|001[-. ])?(?:\(\d{3}\)[ ]?|\d{3}[-.])\d{3}[-.]\d{4}"
-            + _EXT
-            + NO_DIGIT_AFTER,
-            0.55,
-        ),
+        Pattern("nanp_separated", NANP_SEPARATED, 0.55),
         Pattern(
             "intl_plus",
             NO_DIGIT_BEFORE + r"\+\d{1,3}(?:[-. ]\d{2,4}){2,4}" + _EXT + NO_DIGIT_AFTER,
