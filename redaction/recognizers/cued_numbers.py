@@ -20,10 +20,13 @@ from golden_distill.redaction.recognizers.base import (
 from golden_distill.redaction.recognizers.date_formats import DATE
 from golden_distill.redaction.recognizers.pattern_table import PatternTable, cue_words
 
+_PRONOUNS = ("me", "us", "you", "him", "her", "them")
+#: "DL" as a whole word before its number: what can follow it (``_GAP``'s first characters)
+_DL = (*(f"dl{c}" for c in " \t\n#:=-)"), "d/l")
 _PHONE_CUES = (
     r"(?i:\b(?:phone|tel|telephone|mobile|cell(?:phone)?|call me|call us|text me|sms|whatsapp"
     r"|callback|call back|call-back|dial(?:l?ed)?|voicemail|msisdn|my number"
-    r"|(?:call|ring|reach|text|phone)(?: me| us| you| him| her| them)"
+    rf"|(?:call|ring|reach|text|phone) (?:{'|'.join(_PRONOUNS)})"
     r"|fax|handy|telefon|telefono|teléfono|telefone|celular|móvil|movil|portable|numéro"
     r"|cellulare|ruf|liga|ligar|contact(?:o)?)(?![A-Za-z])|电话|手机|拨打|致电|联系|電話|携帯|연락처|전화"
     r"|هاتف|फ़ोन|फोन)"
@@ -60,8 +63,9 @@ _BIRTH_CUES = (
 )
 
 PHONE_WORDS = (
-    "phone", "tel", "mobile", "cell", "call", "text", "sms", "whatsapp", "fax", "handy", "dial",
-    "voicemail", "msisdn", "my number", "reach", "ring", "telefon", "telefone",
+    "phone", "tel", "mobile", "cell", "call", "sms", "whatsapp", "fax", "handy", "dial",
+    "voicemail", "msisdn", "my number", "telefon", "telefone",
+    *(f"{verb} {who}" for verb in ("text", "reach", "ring") for who in _PRONOUNS),
     "teléfono", "celular", "móvil", "movil", "portable", "numéro", "cellulare", "ruf", "liga",
     "contact", "电话", "手机", "拨打", "致电", "联系", "電話", "携帯", "연락처", "전화", "هاتف",
     "फ़ोन", "फोन",
@@ -89,11 +93,11 @@ ROWS = [
     CuedPattern("driver_licence",
                 rf"(?<=(?i:driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|\bD/?L\b|licen[cs]e){_GAP})"
                 r"(?i:[A-Z]{0,3}[- ]?\d(?:[- ]?\d){3,13}[A-Z]?)(?![0-9A-Za-z])",
-                0.6, "DRIVER_LICENSE", digit_count(5, 15), ("licence", "license", "dl", "d/l")),
+                0.6, "DRIVER_LICENSE", digit_count(5, 15), ("licence", "license", *_DL)),
     CuedPattern("uk_driving_licence_spaced",
                 r"(?i:(?<![0-9A-Za-z])[A-Z9]{5} ?\d{6} ?[A-Z9]{2}\d[A-Z]{2}(?: ?\d{2})?"
                 r"(?![0-9A-Za-z]))",
-                0.6, "UK_DRIVING_LICENCE", cues=("licence", "license", "dl", "dvla")),
+                0.6, "UK_DRIVING_LICENCE", cues=("licence", "license", "dvla", *_DL)),
     CuedPattern("uk_nino_after_cue",
                 rf"(?<=(?i:\bNINO|\bNI (?:number|no\.?)|national insurance(?: number| no\.?)?)"
                 rf"{_GAP})(?i:[A-Z]{{2}}\s?\d{{2}}\s?\d{{2}}\s?\d{{2}}\s?[A-D])(?![0-9A-Za-z])",
