@@ -19,7 +19,7 @@ import re
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer import predefined_recognizers as predefined
 
-from golden_distill.redaction.recognizers.base import RecognizerSpec
+from golden_distill.redaction.recognizers.base import AnyOf, RecognizerSpec
 
 #: Presidio recognizer classes, by name (the installed Presidio's exports), each with a gate:
 #: a cheap pattern every hit of it contains, so a text runs only the recognizers it could feed
@@ -91,9 +91,35 @@ def build() -> list[EntityRecognizer]:
 
 ENTITIES: tuple[str, ...] = tuple(dict.fromkeys(e for r in build() for e in r.supported_entities))
 
+#: The pre-filter: every gate above but the MAC's, rewritten to start at a digit (the letters
+#: before it as look-behinds), behind one ``(?=\d)``: a position without a digit then fails at
+#: once instead of trying sixteen alternatives (a third of all pre-filter time before). Tests
+#: hold it equal to the union of the gates.
+_DIGIT_LED = (
+    r"(?<=[A-Za-z]{2})\d{2}\s?\d{2}\s?\d{2}", r"(?<=[A-Za-z]{2}\s)\d{2}\s?\d{2}\s?\d{2}",
+    r"(?<=[A-Za-z9]{5})\d{6}",
+    r"(?<=[A-Za-z]{6})\d{2}[A-Za-z]",
+    r"\d{8}-?[A-Za-z]",
+    r"(?<=[XYZxyz])\d{7}", r"(?<=[XYZxyz]-)\d{7}",
+    RECOGNIZERS["FiPersonalIdentityCodeRecognizer"],
+    r"(?<=[STFGMstfgm])\d{7}[A-Za-z]",
+    RECOGNIZERS["AuTfnRecognizer"],
+    RECOGNIZERS["AuAbnRecognizer"],
+    r"(?<=[A-Za-z]{5})\d{4}[A-Za-z]",
+    RECOGNIZERS["KrRrnRecognizer"],
+    RECOGNIZERS["ThTninRecognizer"],
+    RECOGNIZERS["TrNationalIdRecognizer"],
+    RECOGNIZERS["ZaIdNumberRecognizer"],
+    RECOGNIZERS["UsItinRecognizer"],
+)  # fmt: skip
+PREFILTER = AnyOf(
+    re.compile(r"(?=\d)(?:" + "|".join(f"(?:{g})" for g in _DIGIT_LED) + ")"),
+    re.compile(RECOGNIZERS["MacAddressRecognizer"]),
+)
+
 SPEC = RecognizerSpec(
     name="national_ids",
     entities=ENTITIES,
-    prefilter=re.compile("|".join(f"(?:{gate})" for gate in RECOGNIZERS.values())),
+    prefilter=PREFILTER,
     build=lambda cfg: build(),  # type: ignore[arg-type,return-value]
 )

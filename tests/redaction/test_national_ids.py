@@ -89,3 +89,18 @@ def test_a_gate_lets_in_what_its_recognizer_finds_and_keeps_dates_out() -> None:
         ], name
     stamps = "created 2026-11-20T10:00:00.000Z, due 2026-12-01 10:30, amount 1234.56"
     assert not [name for name, r in gated.items() if r.gate.search(stamps)]
+
+
+def test_the_prefilter_is_the_union_of_the_gates() -> None:
+    """The spec's pre-filter is the gates rewritten to start at a digit: it must let in exactly
+    the texts one of the gates lets in (examples, look-alikes and each gate's near misses)."""
+    import re
+
+    from golden_distill.redaction.recognizers.national_ids import RECOGNIZERS
+
+    gates = [re.compile(g) for g in RECOGNIZERS.values()]
+    texts = [t for t, _ in EXAMPLES] + NEGATIVES + list(FOUND_UNGATED.values())
+    texts += [t.replace(" ", "") for t in texts] + [t[1:] for t in texts] + [t[:-1] for t in texts]
+    texts += ["JG 103773", "X-1234567", "x1234567", "ab12 34 56", "MORGA 657054", "abcdef12x"]
+    for text in texts:
+        assert bool(SPEC.prefilter.search(text)) == any(g.search(text) for g in gates), text
