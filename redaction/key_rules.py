@@ -110,6 +110,10 @@ class RuleMatcher:
         for pattern in config.non_personal_keys:
             self._rules.append((_compile(pattern), NonPersonalRule()))
         self._depth = max((len(parts) for parts, _ in self._rules), default=1)
+        for parts, _ in self._rules:  # fnmatch compiles (and caches) a glob on first use
+            for part in parts:
+                fnmatchcase("", part)
+                fnmatchcase("", part[1:])
         self._cache: dict[Path, Rule | None] = {}
         # every rule needs its last part to match the path's last key: one regex rules out, for
         # keys no rule names (ids used as object keys, "order:ORD-1"), all but the few rules
