@@ -1,12 +1,17 @@
 """Numbers that a cue word says are personal: phone numbers in any country's format, bank
-account numbers (beside a routing number, sort code or BIC too), US EINs, medical record
-numbers, dates of birth in prose.
+account numbers (after an account word, or beside a written routing number, sort code or BIC),
+US EINs, medical record numbers, US driving licences, UK driving licences written spaced, UK
+National Insurance numbers in any case and spacing, dates of birth in prose.
 
 No maintained library recognises these by shape alone: ``phonenumbers`` (``phone.py``) needs a
 region or a ``+``, and a Brazilian "(11) 91234-5678" or a Chinese "010-6552 9988 转 803" is
-valid in one region of hundreds; an account number is any digit run. So a cue in the user's
-language comes first ("celular", "Handy", "电话", "account", "born"), then a number of the right
-size. Written here because no maintained recognizer covers them; each row is declarative.
+valid in one region of hundreds; an account number, an EIN or a licence is any digit run;
+Presidio's NINO recognizer skips the example prefix ``QQ`` and its licence recognizers take no
+spaced forms. So a cue in the user's language comes first ("celular", "Handy", "电话",
+"account", "born", "EIN", "licence", "NINO"), then a value of the right size. Written here
+because no maintained recognizer covers them (python-stdnum, which validates some of these
+formats, is not a dependency); each row is declarative and runs only on texts holding one of
+its cue words.
 """
 
 from __future__ import annotations
