@@ -128,7 +128,7 @@ class TextAnalyzer:
         configured); given explicitly, no NER model is loaded (the verifier's extras)."""
         use_ner = specs is None and bool(config.ner_model)
         if specs is None:
-            specs = [SPECS[name] for name in config.recognizers]
+            specs = [SPECS[name] for name in config.active_recognizers]
         recognizers: list[EntityRecognizer] = []
         for spec in specs:
             built = spec.build(config)

@@ -27,6 +27,7 @@ from golden_distill.redaction.key_rules import (
     person_tool,
 )
 from golden_distill.redaction.propagation import ValueIndex
+from golden_distill.redaction.recognizers.json_numbers import personal_float
 from golden_distill.redaction.recognizers.name_parts import widened_names
 from golden_distill.redaction.slots import Slot, Verbatim, case_slots
 from golden_distill.redaction.walker import leaves_and_keys
@@ -174,7 +175,8 @@ def scan_case(
                     continue
                 if isinstance(rule, PiiRule) and rule.owns(path, leaf, tool):
                     if not is_text:
-                        if isinstance(leaf, float) or (rule.evidence and abs(leaf) < 1000):
+                        amount = isinstance(leaf, float) and not personal_float(path, leaf)
+                        if amount or (rule.evidence and abs(leaf) < 1000):
                             fields[(tool, where, "non_personal")] += 1
                             continue  # amounts and small counts under evidence keys
                         numeric_slots.add(i)
@@ -206,6 +208,11 @@ def scan_case(
                     fields[(tool, where, "unknown_id")] += 1
                 else:
                     fields[(tool, where, "scanned")] += 1
+            elif isinstance(leaf, float) and (entity := personal_float(path, leaf)):
+                # a card as a float, a coordinate under a lat/lon key (recognizers/json_numbers)
+                index.add_pii(str(leaf), entity)
+                numeric_slots.add(i)
+                fields[(tool, where, "scanned")] += 1
             elif isinstance(leaf, int) and len(str(abs(leaf))) >= 6:
                 digits = str(leaf)
                 free_texts.append(digits)

@@ -13,34 +13,12 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from golden_distill.datasets.config_model import StrictModel
+from golden_distill.redaction.recognizers.registry import FLOOR, REGISTERED, resolve
 
-#: Recognizers this package knows (``recognizers/`` files), in the order they run.
-KNOWN_RECOGNIZERS: tuple[str, ...] = (
-    "email",
-    "phone",
-    "credit_card",
-    "iban",
-    "ip_address",
-    "cn_resident_id",
-    "cn_mobile",
-    "bank_card",
-    "secrets",
-    "introduced_name",
-    "phone_shape",
-    "street_address",
-    "ssn_passport",
-    "bare_name",
-    "national_ids",
-    "cued_numbers",
-    "checked_ids",
-    "credentials_in_text",
-    "places_in_text",
-)
-
-#: Recognizers replaced by the detect-secrets ruleset (``secrets``); old configs still load.
-RETIRED_RECOGNIZERS = frozenset(
-    {"api_key", "bearer_token", "password_assignment", "private_key_block"}
-)
+#: Recognizers this package knows, in the order they run: ``recognizers/registry.py``.
+KNOWN_RECOGNIZERS: tuple[str, ...] = REGISTERED
+#: Every recognizer the verifier always runs, whatever ``recognizers`` says.
+FLOOR_RECOGNIZERS: tuple[str, ...] = FLOOR
 
 
 class KeyField(StrictModel):
@@ -107,6 +85,11 @@ def _default_key_rules() -> dict[str, str]:
         "address1": "ADDRESS",
         "address2": "ADDRESS",
         "street": "ADDRESS",
+        "lat": "LOCATION",
+        "latitude": "LOCATION",
+        "lng": "LOCATION",
+        "lon": "LOCATION",
+        "longitude": "LOCATION",
         "dob": "DATE_OF_BIRTH",
         "date_of_birth": "DATE_OF_BIRTH",
         "birthDate": "DATE_OF_BIRTH",
@@ -288,8 +271,15 @@ class RedactionConfig(StrictModel):
         description="Primary keys replaced by HMAC-SHA256 pseudonyms, the same everywhere.",
     )
     recognizers: list[str] = Field(
-        default_factory=lambda: list(KNOWN_RECOGNIZERS),
-        description=f"Free-text recognizers to run, from: {', '.join(KNOWN_RECOGNIZERS)}.",
+        default_factory=lambda: list(REGISTERED),
+        description="Free-text recognizers to run, by registered name (default: every one, in "
+        f"the registry's order: {', '.join(REGISTERED)}). Prefer `disabled_recognizers` to "
+        "switch one off; a misspelt name is an error naming the closest registered one.",
+    )
+    disabled_recognizers: list[str] = Field(
+        default_factory=list,
+        description="Registered recognizers switched off by name (e.g. `[bare_name]`); the "
+        "verifier still runs its floor (email, phone, credit_card, iban, secrets).",
     )
     phone_regions: list[str] = Field(
         default_factory=lambda: ["US", "GB", "FR", "AU"],
@@ -344,17 +334,16 @@ class RedactionConfig(StrictModel):
         "environment nor a Secret block gives a key. Leave empty in production.",
     )
 
-    @field_validator("recognizers", mode="before")
+    @field_validator("recognizers", "disabled_recognizers")
     @classmethod
-    def _known(cls, names: list[str]) -> list[str]:
-        if isinstance(names, list):  # the hand-written secret recognizers became `secrets`
-            names = list(dict.fromkeys("secrets" if n in RETIRED_RECOGNIZERS else n for n in names))
-        unknown = [n for n in names if n not in KNOWN_RECOGNIZERS]
-        if unknown:
-            raise ValueError(
-                f"unknown recognizer(s) {unknown}; known: {', '.join(KNOWN_RECOGNIZERS)}"
-            )
-        return names
+    def _registered(cls, names: list[str]) -> list[str]:
+        return resolve(names)  # retired names map to their successor; unknown ones are errors
+
+    @property
+    def active_recognizers(self) -> list[str]:
+        """The recognizers that run: ``recognizers`` minus ``disabled_recognizers``."""
+        off = set(self.disabled_recognizers)
+        return [n for n in self.recognizers if n not in off]
 
     @model_validator(mode="after")
     def _floor(self) -> RedactionConfig:
@@ -377,8 +366,6 @@ class RedactionConfig(StrictModel):
         return rules
 
 
-#: Every recognizer the verifier always runs, whatever ``recognizers`` says.
-FLOOR_RECOGNIZERS: tuple[str, ...] = ("email", "phone", "credit_card", "iban", "secrets")
 #: Thresholds above this disable detection (recognizer scores for real hits start at 0.5).
 MAX_THRESHOLD = 0.5
 
@@ -386,10 +373,11 @@ MAX_THRESHOLD = 0.5
 def weakening_settings(config: RedactionConfig) -> list[str]:
     """The settings of ``config`` that weaken redaction below its floor, each named."""
     out = []
-    if not config.recognizers:
+    active = config.active_recognizers
+    if not active:
         out.append("redaction.recognizers is empty")
-    missing = [n for n in FLOOR_RECOGNIZERS if n not in config.recognizers]
-    if config.recognizers and missing:
+    missing = [n for n in FLOOR_RECOGNIZERS if n not in active]
+    if active and missing:
         out.append(f"redaction.recognizers drops {', '.join(missing)}")
     if not config.key_fields:
         out.append("redaction.key_fields is empty")

@@ -16,7 +16,8 @@ its whole original span (``text_map.py``), so the replacement removes all of it.
   reversed, so an address can be stored backwards; the reversed text is added beside it;
 * **confusables**: Cyrillic and Greek look-alikes inside a Latin or digit token become Latin
   letters; combining marks, keycap marks and variation selectors after a digit are dropped
-  ("1️⃣" is "1"); O/o and l/I typed inside a digit run become 0 and 1;
+  ("1️⃣" is "1"); O/o and l/I typed inside a digit run become 0 and 1; digits spelled as
+  words in a run of seven or more become digits (``spelled_digits.py``);
 * **mailto links**: every address of ``?cc=`` / ``&bcc=`` stands on its own;
 * **e-mail disguises**: ``name(at)domain.com``, ``name [at] domain [dot] com``, spaces around
   ``@``; the word "at" only with "dot" words after it ("look at example.com" stays).
@@ -31,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from golden_distill.redaction import spelled_digits
 from golden_distill.redaction.text_map import Builder, Mapping
 
 Layer = tuple[Callable[[str], object], Callable[[str], tuple[str, Mapping]]]
@@ -303,4 +305,5 @@ AFTER_ESCAPES: tuple[Layer, ...] = (
     (lambda t: _QP_CUE.search(t), _qp),
     (_confusables_present, _confusables),
     (_letter_digit_present, _letter_digits),
+    (spelled_digits.present, spelled_digits.apply),
 )

@@ -16,6 +16,7 @@ import orjson
 from golden_distill.redaction.key_rules import KeyRule, NonPersonalRule, Path, PiiRule, RuleMatcher
 from golden_distill.redaction.propagation import Propagator
 from golden_distill.redaction.pseudonym import value_token
+from golden_distill.redaction.recognizers.json_numbers import personal_float
 from golden_distill.redaction.walker import (
     Slot,
     nested_json,
@@ -147,13 +148,18 @@ class JsonSlotRewriter:
             return None
         if rule is None or (isinstance(rule, PiiRule) and not rule.owns(path, token)):
             label = prop.label_of(token)  # an unowned number found by a scan or an id
+            if label is None and _personal_float(path, token):
+                # the scan knows a float by its shortest form ("48.85837" for "48.858370")
+                token = repr(float(token))
+                label = prop.label_of(token)
             if label is None:
                 return None
             self.counts[label] += 1
             new = prop.substitute(token)
             return new if _INTEGER.fullmatch(new) else orjson.dumps(new).decode()
         if isinstance(rule, PiiRule):
-            if "." in token or (rule.evidence and len(token.lstrip("-")) < 4):
+            amount = "." in token and not _personal_float(path, token)
+            if amount or (rule.evidence and len(token.lstrip("-")) < 4):
                 return None
             self.counts[rule.entity_type] += 1
             new = value_token(token, rule.entity_type, self.secret)
@@ -164,3 +170,11 @@ class JsonSlotRewriter:
         self.counts[rule.label] += 1
         prop.keys.setdefault(token, rule)
         return prop.substitute(token)
+
+
+def _personal_float(path: Path, token: str) -> bool:
+    """A float token that is a card or a coordinate (``recognizers/json_numbers.py``)."""
+    try:
+        return personal_float(tuple(path), float(token)) is not None
+    except ValueError:
+        return False

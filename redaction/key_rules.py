@@ -64,11 +64,33 @@ def _compile(pattern: str) -> tuple[str, ...]:
     return tuple(part.lower() for part in pattern.split("."))
 
 
+#: Where a word part starts in a key with mixed case or spaces: after a separator or space, or
+#: at a capital after a lower-case letter (``homePhone``, ``Mobile Phone``).
+_PART_START = re.compile(r"(?<=[\s_\-.:/])[A-Za-z0-9]|(?<=[a-z0-9])[A-Z]")
+
+
+def _key_fits(key: str, pattern: str) -> bool:
+    """``fnmatch`` of ``key`` (any case) against a lower-case glob, except that in a key
+    written with mixed case or spaces a leading ``*`` only skips whole word parts: there a key
+    is a label of data more often than a field name ("Headphones", "Smartphone": products used
+    as object keys in a catalogue reply), so ``*phone*`` takes ``homePhone`` and
+    ``Mobile Phone`` but not ``Headphones``. All-lower and all-upper keys carry no word parts
+    and keep plain glob matching (``homephone``, ``cell_phone``)."""
+    low = key.lower()
+    rest = pattern[1:]
+    plain = " " not in key and (key == low or key == key.upper())
+    if plain or not pattern.startswith("*") or not rest or rest[0] in "*?[":
+        return fnmatchcase(low, pattern)
+    if fnmatchcase(low, rest):
+        return True
+    return any(fnmatchcase(low[m.start() :], rest) for m in _PART_START.finditer(key))
+
+
 def _tail_matches(parts: tuple[str, ...], path: Path) -> bool:
     if len(parts) > len(path):
         return False
     tail = path[len(path) - len(parts) :]
-    return all(fnmatchcase(str(k).lower(), p) for k, p in zip(tail, parts, strict=True))
+    return all(_key_fits(str(k), p) for k, p in zip(tail, parts, strict=True))
 
 
 class RuleMatcher:
@@ -88,6 +110,10 @@ class RuleMatcher:
         for pattern in config.non_personal_keys:
             self._rules.append((_compile(pattern), NonPersonalRule()))
         self._depth = max((len(parts) for parts, _ in self._rules), default=1)
+        for parts, _ in self._rules:  # fnmatch compiles (and caches) a glob on first use
+            for part in parts:
+                fnmatchcase("", part)
+                fnmatchcase("", part[1:])
         self._cache: dict[Path, Rule | None] = {}
         # every rule needs its last part to match the path's last key: one regex rules out, for
         # keys no rule names (ids used as object keys, "order:ORD-1"), all but the few rules

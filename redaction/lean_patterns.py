@@ -151,6 +151,11 @@ def install(recognizer: Any) -> bool:
     if not isinstance(recognizer, PatternRecognizer):
         return False
     recognizer._PatternRecognizer__analyze_patterns = MethodType(lean_analyze_patterns, recognizer)
+    flags = recognizer.global_regex_flags
+    for pattern in recognizer.patterns:  # compiled now, with the analyzer, not on first use
+        if not pattern.compiled_regex or pattern.compiled_with_flags != flags:
+            pattern.compiled_with_flags = flags
+            pattern.compiled_regex = regex.compile(pattern.regex, flags=flags)
     twin = getattr(recognizer, "_latin", None)
     if isinstance(twin, PatternRecognizer):
         install(twin)

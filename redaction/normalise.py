@@ -39,7 +39,7 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 
-from golden_distill.redaction import decode_layers
+from golden_distill.redaction import decode_layers, spelled_digits
 from golden_distill.redaction.text_map import Builder as _Builder
 from golden_distill.redaction.text_map import Mapping
 
@@ -141,6 +141,7 @@ def _trigger_ascii(t: str) -> bool:
         or "ailto:" in t
         or "AILTO:" in t
         or _LETTER_DIGIT.search(t)
+        or spelled_digits.present(t)
     )
 
 

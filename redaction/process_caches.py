@@ -29,13 +29,14 @@ VALUE_CACHES: dict[str, tuple[str, ...]] = {
 #: caches kept across tasks: keyed by configuration (patterns, the secrets ruleset, the key's
 #: round keys per key type and configured prefix, the permutation of a key type's value shape
 #: such as ``AAA-9999``: classes and punctuation, never characters) or shipped data (the name
-#: lexicon), never by a value read; a few entries each
+#: lexicon, the phone metadata warmed once), never by a value read; a few entries each
 KEPT_CACHES = frozenset(
     {
         "_compiled",
         "_entropy_plugins",
         "_kind",
         "_round_key",
+        "_warm_metadata",
         "_shape",
         "bounded_backtracking",
         "get_mapping_from_secret_type_to_class",

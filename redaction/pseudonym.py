@@ -28,6 +28,7 @@ from typing import Any
 from presidio_anonymizer.operators import Operator, OperatorType
 
 from golden_distill.redaction.keys import MIN_KEY_BYTES
+from golden_distill.redaction.recognizers.date_formats import keyed_date
 
 OPERATOR_NAME = "keyed_pseudonym"
 _DIGITS = "0123456789"
@@ -283,7 +284,13 @@ def _walk(
 
 @lru_cache(maxsize=1 << 16)
 def value_token(value: str, entity_type: str, secret: bytes) -> str:
-    """``<ENTITY_hex8>``: a stable stand-in for a personal value (case-insensitive)."""
+    """``<ENTITY_hex8>``: a stable stand-in for a personal value (case-insensitive). A date
+    of birth written as one date becomes another valid date in the same layout instead
+    (``recognizers/date_formats.py``): dates are never turned into invalid values."""
+    if entity_type == "DATE_OF_BIRTH":
+        date = keyed_date(value, secret)
+        if date is not None:
+            return date
     digest = hmac.new(
         secret, f"pii\x1f{entity_type}\x1f{value.casefold()}".encode(), hashlib.sha256
     ).hexdigest()

@@ -92,7 +92,7 @@ class Redactor:
         self.column_keys = self.scanner.column_keys
         self.analyzer = TextAnalyzer(config)
         # the verifier's floor: recognizers the config dropped, plus Presidio's predefined
-        missing = [SPECS[n] for n in FLOOR_RECOGNIZERS if n not in config.recognizers]
+        missing = [SPECS[n] for n in FLOOR_RECOGNIZERS if n not in config.active_recognizers]
         self.verify_extra = TextAnalyzer(config, [*missing, PREDEFINED])
         self.anonymizer = make_anonymizer()
         self.scan_threshold = min(config.score_threshold, config.verify_threshold)

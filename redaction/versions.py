@@ -19,7 +19,7 @@ def detector_versions(config: RedactionConfig) -> dict[str, Any]:
     return {
         "presidio_analyzer": version("presidio-analyzer"),
         "presidio_anonymizer": version("presidio-anonymizer"),
-        "recognizers": list(config.recognizers),
+        "recognizers": config.active_recognizers,
         "ner_model": config.ner_model,
         "secrets_ruleset": ruleset_version(),
         "secrets_plugins": plugin_names(),

@@ -1,53 +1,41 @@
-"""Curated recognizers, one per file; ``SPECS`` maps a config name to its spec."""
+"""Curated recognizers, one per file, registered once in ``registry.REGISTERED``.
+
+``SPECS`` (config name -> spec) is loaded on first use: the config module reads the registry's
+names without paying for Presidio and the recognizers' word lists.
+"""
 
 from __future__ import annotations
 
-from golden_distill.redaction.recognizers import (
-    bank_card,
-    bare_name,
-    checked_ids,
-    cn_mobile,
-    cn_resident_id,
-    credentials_in_text,
-    credit_card,
-    cued_numbers,
-    email,
-    iban,
-    introduced_name,
-    ip_address,
-    national_ids,
-    phone,
-    phone_shape,
-    places_in_text,
-    secrets,
-    ssn_passport,
-    street_address,
-)
-from golden_distill.redaction.recognizers.base import RecognizerSpec
+import importlib
+from typing import TYPE_CHECKING, Any
 
-SPECS: dict[str, RecognizerSpec] = {
-    module.SPEC.name: module.SPEC
-    for module in (
-        email,
-        phone,
-        credit_card,
-        iban,
-        ip_address,
-        cn_resident_id,
-        cn_mobile,
-        bank_card,
-        secrets,
-        introduced_name,
-        phone_shape,
-        street_address,
-        ssn_passport,
-        bare_name,
-        national_ids,
-        cued_numbers,
-        checked_ids,
-        credentials_in_text,
-        places_in_text,
-    )
-}
+from golden_distill.redaction.recognizers.registry import REGISTERED
 
-__all__ = ["SPECS", "RecognizerSpec"]
+if TYPE_CHECKING:
+    from golden_distill.redaction.recognizers.base import RecognizerSpec
+
+_LOADED: dict[str, RecognizerSpec] = {}
+
+
+def load_specs() -> dict[str, RecognizerSpec]:
+    """Every registered recognizer's ``SPEC`` by name, in the registry's order."""
+    if not _LOADED:
+        for name in REGISTERED:
+            spec = importlib.import_module(f"{__name__}.{name}").SPEC
+            if spec.name != name:
+                raise RuntimeError(f"recognizers/{name}.py declares SPEC.name={spec.name!r}")
+            _LOADED[name] = spec
+    return _LOADED
+
+
+def __getattr__(attr: str) -> Any:
+    if attr == "SPECS":
+        return load_specs()
+    if attr == "RecognizerSpec":
+        from golden_distill.redaction.recognizers.base import RecognizerSpec
+
+        return RecognizerSpec
+    raise AttributeError(attr)
+
+
+__all__ = ["REGISTERED", "SPECS", "RecognizerSpec", "load_specs"]

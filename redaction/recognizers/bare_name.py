@@ -200,9 +200,12 @@ REQUEST_ENTITY = "BARE_NAME"
 class BareNameRecognizer(EntityRecognizer):
     def __init__(self) -> None:
         super().__init__(supported_entities=[REQUEST_ENTITY], name="BareNameRecognizer")
+        self.load()
 
     def load(self) -> None:
-        """Nothing to load up front: the word lists load on first use (``name_lexicon``)."""
+        """The word lists (``name_lexicon``, once per process) load when the recognizer is
+        built, with the rest of the analyzer, not inside the first shard's redaction."""
+        lexicon()
 
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list:
         return [

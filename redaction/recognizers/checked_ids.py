@@ -55,8 +55,8 @@ def card_ok(text: str) -> bool:
 
 
 #: card groups split by any one separator Presidio's card pattern does not take (".", "·",
-#: "•", "/", an emoji): 4-4-4-4, Amex 4-6-5, Diners 4-6-4
-_CARD_SEP = r"(?:[ .·•/_-]|[\U0001F300-\U0001FAFF\u2600-\u27BF]\ufe0f?)"
+#: "•", "/", an emoji with or without spaces around it): 4-4-4-4, Amex 4-6-5, Diners 4-6-4
+_CARD_SEP = r"(?:[ .·•/_-]| ?[\U0001F300-\U0001FAFF\u2600-\u27BF]\ufe0f? ?)"
 
 ROWS = [
     CuedPattern("card_any_separator",
@@ -74,7 +74,7 @@ SPEC = RecognizerSpec(
     entities=("VIN", "IBAN_CODE", "CREDIT_CARD"),
     # a VIN's last three characters are digits (its serial number)
     prefilter=re.compile(
-        r"[A-Za-z0-9]{14}\d{3}|[A-Za-z]{2}\d{2} ?[A-Za-z0-9]{4}|\d{4}\D{1,2}\d{4}"
+        r"[A-Za-z0-9]{14}\d{3}|[A-Za-z]{2}\d{2} ?[A-Za-z0-9]{4}|\d{4}\D{1,4}\d{4}"
     ),
     build=lambda cfg: PatternTable("CheckedIdsRecognizer", ROWS),
 )

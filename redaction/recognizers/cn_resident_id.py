@@ -1,4 +1,5 @@
-"""Chinese resident identity card numbers (18 characters, ISO 7064 MOD 11-2 check digit)."""
+"""Chinese resident identity card numbers (18 characters, ISO 7064 MOD 11-2 check digit),
+compact or split 6-8-4 by spaces or hyphens (region, birth date, sequence and check)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ _CHECK = "10X98765432"
 
 def cn_id_checksum_ok(value: str) -> bool:
     """True when the 18th character is the MOD 11-2 check of the first 17 and the date is real."""
-    value = value.upper()
+    value = value.upper().replace(" ", "").replace("-", "")
     if len(value) != 18 or not value[:17].isdigit():
         return False
     try:
@@ -39,7 +40,12 @@ class ChineseResidentIdRecognizer(PatternRecognizer):
             + r"[1-8]\d{5}(?:18|19|20)\d{2}[01]\d[0-3]\d\d{3}[\dXx]"
             + NO_ALNUM_AFTER,
             0.5,
-        )
+        ),
+        Pattern(  # written in its three parts: region, birth date, sequence and check
+            "cn_resident_id_split",
+            NO_DIGIT_BEFORE + r"[1-8]\d{5}([ -])(?:18|19|20)\d{6}\1\d{3}[\dXx]" + NO_ALNUM_AFTER,
+            0.5,
+        ),
     ]
 
     def __init__(self) -> None:
@@ -58,6 +64,6 @@ class ChineseResidentIdRecognizer(PatternRecognizer):
 SPEC = RecognizerSpec(
     name="cn_resident_id",
     entities=("CN_RESIDENT_ID",),
-    prefilter=re.compile(r"\d{17}[\dXx]"),
+    prefilter=re.compile(r"\d{17}[\dXx]|\d{6}[ -]\d{8}[ -]\d{3}[\dXx]"),
     build=lambda cfg: ChineseResidentIdRecognizer(),
 )

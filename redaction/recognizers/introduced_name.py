@@ -166,7 +166,7 @@ SPEC = RecognizerSpec(
     entities=("PERSON",),
     prefilter=AnyOf(
         Keywords(*_KEYWORDS, *name_cues.CUE_KEYWORDS),
-        name_places.GATE,
+        *name_places.GATE.parts,
     ),
     build=lambda cfg: IntroducedNameRecognizer(),
 )

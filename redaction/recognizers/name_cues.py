@@ -24,6 +24,8 @@ _CAP = r"\p{Lu}[\p{Ll}\p{M}]+(?:[-'’]\p{Lu}?[\p{Ll}\p{M}]+)?"
 _CAP_NAME = rf"{_CAP}(?:[ \t]{_CAP}){{0,3}}"
 _KANJI_KANA = r"[\p{Han}\p{Katakana}々ー]"
 _JA_NAME = rf"{_KANJI_KANA}{{1,6}}(?:[ 　]{_KANJI_KANA}{{1,6}})?"
+#: a kanji surname and a given name in hiragana (佐藤さくら), only right before a self-introduction
+_JA_KANA_GIVEN = r"\p{Han}{1,4}[ 　]?\p{Hiragana}{2,5}"
 _DEVANAGARI = r"[\p{Devanagari}\p{M}]+"
 _ARABIC_WORD = r"[\p{Arabic}\p{M}]{2,}"
 _HANGUL = r"\p{Hangul}{2,4}"
@@ -58,7 +60,9 @@ _PATTERNS = [
         r"(?:[ \t]\p{Lu}[\p{Ll}\p{M}]+){0,2})"
     ),
     # Japanese: 私は山田太郎と申します, 山田と申します, 名前は山田です
-    regex.compile(rf"(?:私は|わたしは|僕は|名前は)?(?P<name>{_JA_NAME})(?=と申します|と言います)"),
+    regex.compile(
+        rf"(?:私は|わたしは|僕は|名前は)?(?P<name>{_JA_NAME}|{_JA_KANA_GIVEN})(?=と申します|と言います)"
+    ),
     regex.compile(rf"(?:私は|わたしは|名前は)(?P<name>{_JA_NAME})(?=です|でございます)"),
     regex.compile(rf"(?P<name>{_JA_NAME})(?=様|さん)(?<=\p{{Han}}{{2,}}(?:様|さん)?)"),
     # Hindi, Marathi, Nepali: मेरा नाम राहुल शर्मा है

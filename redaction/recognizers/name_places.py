@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import re
 
+from golden_distill.redaction.recognizers.base import AnyOf, Guarded, Keywords
 from golden_distill.redaction.recognizers.name_lexicon import lexicon
 
 _SEGMENT = r"[A-Za-z][A-Za-z0-9._\-]{1,40}"
@@ -116,13 +117,23 @@ def _csv_names(text: str) -> list[tuple[int, int]]:
 
 
 #: The pre-filter: what every place above holds.
-GATE = re.compile(
-    r"/home/|/Users/|(?i:\\users\\|:/users/|\\home\\)|(?i:github|gitlab)\.com/"
-    r"|(?i:linkedin)\.com/in/|(?i:twitter|x|instagram|facebook)\.com/"
-    r"|(?<![\w.@/+\-])@[A-Za-z]"
-    r"|(?i:name|customer|contact|owner|author|login|holder)\s*(?:=|(?i:like|in)\s*\()\s*N?'"
-    r"|^[^\n]*(?i:name|nombre|nom|jméno|příjmení|apellido)[^\n]*\n"
-)
+GATE = AnyOf(
+    "/home/",
+    "/Users/",
+    Keywords(
+        "\\users\\", ":/users/", "\\home\\", "github.com/", "gitlab.com/", "linkedin.com/in/",
+        "twitter.com/", "x.com/", "instagram.com/", "facebook.com/",
+    ),
+    Guarded("@", re.compile(r"(?<![\w.@/+\-])@[A-Za-z]")),
+    Guarded(
+        "'",
+        re.compile(
+            r"(?i:name|customer|contact|owner|author|login|holder)\s*(?:=|(?i:like|in)\s*\()"
+            r"\s*N?'"
+        ),
+    ),
+    Guarded("\n", re.compile(r"^[^\n]*(?i:name|nombre|nom|jméno|příjmení|apellido)[^\n]*\n")),
+)  # fmt: skip
 
 
 def find_placed_names(text: str) -> list[tuple[int, int]]:

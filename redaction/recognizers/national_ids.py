@@ -19,28 +19,32 @@ import re
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer import predefined_recognizers as predefined
 
-from golden_distill.redaction.recognizers.base import RecognizerSpec
+from golden_distill.redaction.recognizers.base import AnyOf, RecognizerSpec
 
 #: Presidio recognizer classes, by name (the installed Presidio's exports), each with a gate:
 #: a cheap pattern every hit of it contains, so a text runs only the recognizers it could feed
 #: (sixteen recognizers on every text with digits cost a third of redaction's CPU).
-_DIGITS = r"\d(?:[ -]?\d){%d,}"
+#: Each gate is a superset of the recognizer's own patterns in the installed Presidio (its
+#: digit counts and bounds, without its finer ranges): a looser gate (any run of eight digits)
+#: let ISO dates and timestamps through to five recognizers on every text that had one.
 RECOGNIZERS: dict[str, str] = {
     "UkNinoRecognizer": r"[A-Za-z]{2}\s?\d{2}\s?\d{2}\s?\d{2}",
     "UkDrivingLicenceRecognizer": r"[A-Za-z9]{5}\d{6}",
-    "MacAddressRecognizer": r"[0-9A-Fa-f]{2}[:.-][0-9A-Fa-f]{2}[:.-][0-9A-Fa-f]{2}",
+    "MacAddressRecognizer": r"[0-9A-Fa-f]{2}(?P<mac>[:-])(?:[0-9A-Fa-f]{2}(?P=mac)){4}"
+    r"[0-9A-Fa-f]{2}"
+    r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}",  # colon/hyphen and Cisco dot forms
     "ItFiscalCodeRecognizer": r"[A-Za-z]{6}\d{2}[A-Za-z]",
     "EsNifRecognizer": r"\d{8}-?[A-Za-z]",
     "EsNieRecognizer": r"[XYZxyz]-?\d{7}",
-    "FiPersonalIdentityCodeRecognizer": r"\d{6}[-+A-Ya-y]\d{3}",
+    "FiPersonalIdentityCodeRecognizer": r"\d{6}[-+A-Fa-fU-Yu-y]\d{3}[0-9A-Ya-y]",
     "SgFinRecognizer": r"[STFGMstfgm]\d{7}[A-Za-z]",
-    "AuTfnRecognizer": _DIGITS % 7,
-    "AuAbnRecognizer": _DIGITS % 10,
+    "AuTfnRecognizer": r"(?<!\d)\d{3}\s?\d{3}\s?\d{3}(?!\d)",
+    "AuAbnRecognizer": r"(?<!\d)\d{2}\s?\d{3}\s?\d{3}\s?\d{3}(?!\d)",
     "InPanRecognizer": r"[A-Za-z]{5}\d{4}[A-Za-z]",
-    "KrRrnRecognizer": r"\d{6}-?\d{7}",
-    "ThTninRecognizer": _DIGITS % 12,
-    "TrNationalIdRecognizer": _DIGITS % 10,
-    "ZaIdNumberRecognizer": _DIGITS % 12,
+    "KrRrnRecognizer": r"(?<!\d)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-?[1-4]\d{6}(?!\d)",
+    "ThTninRecognizer": r"(?<!\d)[1-9]\d{12}(?!\d)",
+    "TrNationalIdRecognizer": r"(?<!\d)[1-9]\d{10}(?!\d)",
+    "ZaIdNumberRecognizer": r"(?<!\d)\d{10}[0-2][89]\d(?!\d)",
     "UsItinRecognizer": r"9\d{2}[- ]?\d{2}[- ]?\d{4}",
 }
 
@@ -87,9 +91,35 @@ def build() -> list[EntityRecognizer]:
 
 ENTITIES: tuple[str, ...] = tuple(dict.fromkeys(e for r in build() for e in r.supported_entities))
 
+#: The pre-filter: every gate above but the MAC's, rewritten to start at a digit (the letters
+#: before it as look-behinds), behind one ``(?=\d)``: a position without a digit then fails at
+#: once instead of trying sixteen alternatives (a third of all pre-filter time before). Tests
+#: hold it equal to the union of the gates.
+_DIGIT_LED = (
+    r"(?<=[A-Za-z]{2})\d{2}\s?\d{2}\s?\d{2}", r"(?<=[A-Za-z]{2}\s)\d{2}\s?\d{2}\s?\d{2}",
+    r"(?<=[A-Za-z9]{5})\d{6}",
+    r"(?<=[A-Za-z]{6})\d{2}[A-Za-z]",
+    r"\d{8}-?[A-Za-z]",
+    r"(?<=[XYZxyz])\d{7}", r"(?<=[XYZxyz]-)\d{7}",
+    RECOGNIZERS["FiPersonalIdentityCodeRecognizer"],
+    r"(?<=[STFGMstfgm])\d{7}[A-Za-z]",
+    RECOGNIZERS["AuTfnRecognizer"],
+    RECOGNIZERS["AuAbnRecognizer"],
+    r"(?<=[A-Za-z]{5})\d{4}[A-Za-z]",
+    RECOGNIZERS["KrRrnRecognizer"],
+    RECOGNIZERS["ThTninRecognizer"],
+    RECOGNIZERS["TrNationalIdRecognizer"],
+    RECOGNIZERS["ZaIdNumberRecognizer"],
+    RECOGNIZERS["UsItinRecognizer"],
+)  # fmt: skip
+PREFILTER = AnyOf(
+    re.compile(r"(?=\d)(?:" + "|".join(f"(?:{g})" for g in _DIGIT_LED) + ")"),
+    re.compile(RECOGNIZERS["MacAddressRecognizer"]),
+)
+
 SPEC = RecognizerSpec(
     name="national_ids",
     entities=ENTITIES,
-    prefilter=re.compile("|".join(f"(?:{gate})" for gate in RECOGNIZERS.values())),
+    prefilter=PREFILTER,
     build=lambda cfg: build(),  # type: ignore[arg-type,return-value]
 )

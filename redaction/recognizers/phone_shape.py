@@ -21,16 +21,18 @@ from golden_distill.redaction.recognizers.base import (
 _EXT = r"(?:[ ]?(?:x|ext\.?|extension)[ ]?\d{1,6})?"
 
 
+#: A North-American number written with separators or parentheses (and an extension).
+NANP_SEPARATED = (
+    NO_DIGIT_BEFORE
+    + r"(?:(?:\+|00)?1[-. ]?|001[-. ])?(?:\(\d{3}\)[ ]?|\d{3}[-.])\d{3}[-.]\d{4}"
+    + _EXT
+    + NO_DIGIT_AFTER
+)
+
+
 class PhoneShapeRecognizer(PatternRecognizer):
     PATTERNS = [
-        Pattern(
-            "nanp_separated",
-            NO_DIGIT_BEFORE
-            + r"(?:(?:\+|00)?1[-. ]?|001[-. ])?(?:\(\d{3}\)[ ]?|\d{3}[-.])\d{3}[-.]\d{4}"
-            + _EXT
-            + NO_DIGIT_AFTER,
-            0.55,
-        ),
+        Pattern("nanp_separated", NANP_SEPARATED, 0.55),
         Pattern(
             "intl_plus",
             NO_DIGIT_BEFORE + r"\+\d{1,3}(?:[-. ]\d{2,4}){2,4}" + _EXT + NO_DIGIT_AFTER,
@@ -38,7 +40,9 @@ class PhoneShapeRecognizer(PatternRecognizer):
         ),
         Pattern(
             "digits_after_phone_word",
-            r"(?<=(?i:phone|tel|mobile|cell|call me|reach me|电话|手机)[^0-9\n]{0,20})"
+            # whole words: "Smartphone" and "Headphones" are products, not phone cues
+            r"(?<=(?i:\b(?:(?:tele)?phones?|tel|mobile|cell(?:phone)?|call me|reach me)\b"
+            r"|电话|手机)[^0-9\n]{0,20})"
             r"\+?\d{10,12}" + NO_DIGIT_AFTER,
             0.5,
         ),

@@ -584,6 +584,69 @@ def _probes() -> list[Probe]:
         in_text("my ssn is ⁶¹²-⁴⁰-⁷⁷⁸² for the form"),
         also=("612-40-7782", "612407782", "⁷⁷⁸²"),
     )
+
+    # 12. categories still leaking before the breadth work (dates of birth, places, national
+    # ids, licences, phones in words, accounts beside a bank code, cards as JSON floats) -------
+    handoff = lambda reason: at("handoff", {"requested": True, "reason": reason})  # noqa: E731
+    add(
+        "breadth",
+        "9th of November 1983",
+        handoff("verified via date of birth 9th of November 1983"),
+        also=("November 1983",),
+    )
+    add("breadth", "23.02.1977", in_answer("Your DOB 23.02.1977 is on file."))
+    add("breadth", "5. Mai 1968", in_text("ich bin geboren am 5. Mai 1968"), also=("Mai 1968",))
+    add(
+        "breadth",
+        "53.4808, -2.2426",
+        in_text("I'm stuck at 53.4808, -2.2426 near the bridge"),
+        also=("53.4808", "2.2426"),
+    )
+    add(
+        "breadth",
+        "55.953251",
+        in_response("position", {"lat": 55.953251, "lon": -3.188267}),
+        also=("3.188267",),
+    )
+    add("breadth", "52.2053° N", in_answer("meet at 52.2053° N, 0.1218° E"), also=("52.2053",))
+    add(
+        "breadth",
+        "jk 40 21 77 b",
+        in_text("my national insurance number is jk 40 21 77 b"),
+        also=("jk402177b", "JK402177B"),
+    )
+    add("breadth", "440304 19870615 1231", in_text("身份证 440304 19870615 1231 请核对"))
+    add("breadth", "47-2918365", in_answer("Company EIN is 47-2918365"))
+    add("breadth", "953-84-2716", in_text("ITIN 953-84-2716 for the refund"))
+    add("breadth", "W4417286", in_text("driver license W4417286 from Texas"))
+    add(
+        "breadth",
+        "PARKE 802166 LM8QR",
+        in_response("note", "licence number PARKE 802166 LM8QR"),
+        also=("PARKE802166LM8QR",),
+    )
+    add(
+        "breadth",
+        "1m8gdm9axkp042788",
+        in_text("my car's vin 1m8gdm9axkp042788 was towed"),
+        also=("1M8GDM9AXKP042788",),
+    )
+    add("breadth", "77120459", handoff("MRN: 77120459 flagged for review"))
+    add(
+        "breadth",
+        "zero two zero seven nine four six one one two two",
+        in_text("you can ring me on zero two zero seven nine four six one one two two"),
+        also=("02079461122",),
+    )
+    add(
+        "breadth",
+        "O7911 l23456",
+        in_text("text me at O7911 l23456 tonight"),
+        also=("07911123456", "07911 123456"),
+    )
+    add("breadth", "88310274455", in_text("ACH to routing 121000358 acct 88310274455"))
+    add("breadth", "51627384", in_answer("pay account 51627384 at BIC NWBKGB2L please"))
+    add("breadth", "4532015112830366", in_response("card_number", 4532015112830366.0))
     return p
 
 

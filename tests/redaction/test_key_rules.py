@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from golden_distill.redaction.config import RedactionConfig
 from golden_distill.redaction.key_rules import KeyRule, NonPersonalRule, PiiRule, RuleMatcher
 
@@ -90,3 +92,25 @@ def test_a_rule_naming_the_key_beats_a_rule_naming_its_parent() -> None:
     assert m.match(("address", "address1")) == PiiRule("ADDRESS")
     assert m.match(("address", "zip")) == PiiRule("ADDRESS")
     assert m.match(("address", "card_no")) != PiiRule("ADDRESS")
+
+
+@pytest.mark.parametrize(
+    ("key", "entity"),
+    [
+        ("homePhone", "PHONE_NUMBER"),
+        ("Mobile Phone", "PHONE_NUMBER"),
+        ("home_phone", "PHONE_NUMBER"),
+        ("homephone", "PHONE_NUMBER"),
+        ("PHONE_NUMBER", "PHONE_NUMBER"),
+        ("Phone", "PHONE_NUMBER"),
+        ("customerEmail", "EMAIL_ADDRESS"),
+        ("Headphones", None),  # product names used as keys of a catalogue reply
+        ("Smartphone", None),
+        ("Automobile", None),
+    ],
+)
+def test_a_capitalised_key_matches_an_infix_glob_only_at_a_word_part(
+    key: str, entity: str | None
+) -> None:
+    rule = RuleMatcher(RedactionConfig()).match(("reply", key))
+    assert (rule.entity_type if isinstance(rule, PiiRule) else rule) == entity

@@ -1,9 +1,8 @@
 """The labelled privacy evaluation (tuning half only; the held-out half is never read here).
 
-The issue's target is recall >= 0.97 on planted values; it is not met yet (0.885 on this half
-when the floor below was set), so ``bench/redaction.py`` reports it and this test guards what is
-reached: a recall floor just under the measured figure, negatives (catalogue look-alikes) left
-verbatim, and most cases published (refusing everything is not a pass). Runs the real batch
+The issue's target is recall >= 0.97 on planted values (``bench/redaction.py`` reports both
+halves); this test guards it on the tuning half, with negatives (catalogue look-alikes) left
+verbatim and most cases published (refusing everything is not a pass). Runs the real batch
 redaction (``Redactor.redact_many``) on one canonical case per labelled item.
 """
 
@@ -25,7 +24,7 @@ sys.modules["privacy_eval"] = privacy_eval
 _spec.loader.exec_module(privacy_eval)
 
 RECALL_TARGET = 0.97  # the issue's target, printed by bench/redaction.py
-RECALL_FLOOR = 0.87  # measured 0.885: a regression guard until the target is met
+RECALL_FLOOR = RECALL_TARGET
 PRECISION_TARGET = 1.0  # a catalogue look-alike is never personal
 MAX_REFUSAL_RATE = 0.10
 

@@ -151,3 +151,25 @@ def test_reference_data_is_never_rewritten(env: dict) -> None:
     # each kind of reference data occurs in the sample, so the checks above can fail
     wanted = {"airline": ("times", "tool replies"), "retail": ("countries", "quantities")}
     assert all(seen[kind] > 0 for kind in wanted[env["name"]]), seen
+
+
+def test_catalogue_replies_are_not_phones_or_names(env: dict) -> None:
+    """``list_all_product_types`` maps product names to product ids ("Headphones":
+    "6992792935"): a ten-digit id is a valid US number and "Headphones" holds "phone", yet
+    neither is personal. The names stay, no id becomes a phone or a name, and every product
+    name keeps its count in the whole published run."""
+    replies = 0
+    for before, after in zip(env["before"], env["result"].table.to_pylist(), strict=True):
+        for s_in, s_out in zip(before["steps"], after["steps"], strict=True):
+            if s_in["name"] != "list_all_product_types" or not s_in["response"]:
+                continue
+            replies += 1
+            catalogue_in = json.loads(s_in["response"])
+            catalogue_out = json.loads(s_out["response"])
+            assert list(catalogue_out) == list(catalogue_in)
+            assert all(re.fullmatch(r"\d{10}", str(v)) for v in catalogue_out.values())
+            text_in = orjson.dumps(before, default=str).decode()
+            text_out = orjson.dumps(after, default=str).decode()
+            for product in catalogue_in:
+                assert text_out.count(product) == text_in.count(product), product
+    assert replies >= 3 if env["name"] == "retail" else replies == 0  # a retail tool
