@@ -24,6 +24,7 @@ td,th{padding:.2rem .7rem;border-bottom:1px solid #eee;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 .meta td{border:none;padding:.1rem .7rem .1rem 0}.muted{color:#777}
 svg text{font-family:system-ui,sans-serif;fill:#222}
+.flag{color:#b00020;font-weight:bold}
 """
 
 
@@ -303,6 +304,18 @@ def _field_inventory(stats: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _strength(stats: dict[str, Any]) -> str:
+    """The version's kill share (flows/tasks/strength_step.py), flagged below the share."""
+    figures = stats.get("strength")
+    if not figures:
+        return ""
+    if "error" in figures:
+        return _section("Strength", f"<p>not measured: {escape(str(figures['error']))}</p>")
+    from golden_distill.datasets.replay.strength import StrengthReport, strength_section
+
+    return strength_section(StrengthReport.from_dict(figures))
+
+
 def render_report(stats: dict[str, Any]) -> str:
     """The report page for one run's ``stats`` (see flows/tasks/publish.py for the keys)."""
     version = stats.get("version")
@@ -375,6 +388,7 @@ def render_report(stats: dict[str, Any]) -> str:
         _section("Published cases and why each is in", _case_table(stats)),
         _section("Change against the parent version", _change(stats)),
         _section("Drift and coverage gap against the pinned version", _drift(stats)),
+        _strength(stats),
         _section("Run time per stage (seconds)", _stage_times(stats)),
     ]
     return (

@@ -45,6 +45,7 @@ from golden_distill.flows.tasks.run_stats import (
     merge_shard_stats,
 )
 from golden_distill.flows.tasks.selection_result import Selection
+from golden_distill.flows.tasks.strength_step import version_strength
 from golden_distill.redaction.inventory import new_paths
 
 
@@ -162,6 +163,10 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
     try:
         stats = build_stats(job, published, case_ids)
         stats.update(earlier_versions.drift_against_pinned(resolved, parts, selection.paths))
+        config = resolved.config
+        stats.update(
+            version_strength(parts, config.publish.strength, config.ingest.volatile_keys) or {}
+        )
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
