@@ -9,9 +9,12 @@ Two-stage match, per call:
    tools only, the tool's next unused recording.
 
 Writes never reach anything real: a matched write returns its recording; an unmatched write gets
-a synthetic receipt shaped like the tool's recorded responses (ids ``mock-...``), and a later
-read of that entity sees what was written. Every successful write is applied to the case's
-baseline state (``sandbox``): the final-state check judges the state the writes leave. A tool
+a synthetic receipt shaped like the tool's recorded responses (ids ``mock-...``). Every
+successful write is applied to the case's baseline state (``sandbox``; a synthetic write with
+what it gave, not what its receipt copied from the recording): the final-state check judges the
+state the writes leave, and once the replay's writes part from the recorded ones (a write
+dropped, changed, added or moved before a read), a read of an entity they touch is served the
+sandbox's fields over its recording. A tool
 with no recording at all is a stub escape: ``StubEscape`` is raised inside the agent and
 reported. Every call is logged (``ServedCall``) for the assertions, with the tolerances that
 matched it.
@@ -26,6 +29,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import operator
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -43,12 +47,14 @@ from golden_distill.datasets.replay.config import MatchingSection
 from golden_distill.datasets.replay.contract import StubEscape, ToolCallError, parse_json
 from golden_distill.datasets.replay.normalise import Normaliser, recorded_defaults
 from golden_distill.datasets.replay.sandbox import (
-    MOCK_KEY,
     State,
     Write,
     apply_writes,
     baseline_state,
-    is_id_key,
+    id_values,
+    own_effect,
+    read_overlay,
+    receipt,
 )
 
 #: How a call was served.
@@ -131,9 +137,10 @@ class VirtualTools:
         self._normaliser: Normaliser | None = None  # built on the first tolerant match
         self.calls = 0  # tool calls made (the replay clock ticks once per call: determinism)
         self.log: list[ServedCall] = []
-        #: entity id -> fields synthetic writes wrote (later reads of it see them)
-        self.written: dict[str, dict[str, Any]] = {}
         self._used: set[int] = set()
+        self._synthetic = False  # a write the recording never matched was made
+        self._writes_used = 0  # recorded writes served so far ...
+        self._last_write = -1  # ... and the latest recorded seq among them
         exact: dict[tuple[str, str], list[Step]] = {}
         writes: dict[str, bool] = {}  # a tool with any call not known to be a read is a write
         for step in self.steps:
@@ -144,6 +151,9 @@ class VirtualTools:
             exact.setdefault((name, digest), []).append(step)
             writes[name] = writes.get(name, False) or step.is_mutating is not False
         self._exact, self._writes = exact, writes
+        #: the recorded writes' seqs, in order: a read at seq s follows the first
+        #: ``bisect_left(_write_seqs, s)`` of them
+        self._write_seqs = [s.seq for s in self.steps if writes[s.name]]
         self._tools: dict[str, list[Step]] | None = None  # built on the first inexact call
 
     @property
@@ -161,8 +171,10 @@ class VirtualTools:
         the same case starts fresh on the same index."""
         self.calls = 0
         self.log = []
-        self.written = {}
         self._used = set()
+        self._synthetic = False
+        self._writes_used = 0
+        self._last_write = -1
         self._llm = None
         self._routes = None
 
@@ -224,13 +236,40 @@ class VirtualTools:
         return apply_writes(baseline_state(self.baseline), writes, self.volatile)
 
     def replayed_state(self) -> State:
-        """The baseline after the writes this replay made (each with the response served)."""
+        """The baseline after the writes this replay made (each with the response served; a
+        synthetic receipt only with its ids: its other fields are the recording's)."""
         writes: list[Write] = [
-            (c.name, c.arguments, parse_json(c.response))
+            (c.name, c.arguments, own_effect(parse_json(c.response), c.match == SYNTHETIC))
             for c in self.log
             if c.is_write and c.status == "ok" and c.match != ESCAPE
         ]
         return apply_writes(baseline_state(self.baseline), writes, self.volatile)
+
+    def _state_before(self, seq: int) -> State:
+        """The baseline after the recorded successful writes before step ``seq``."""
+        writes: list[Write] = [
+            (s.name, parse_json(s.arguments), parse_json(s.response))
+            for s in self.steps
+            if s.seq < seq and s.status == "ok" and self.is_write(s.name)
+        ]
+        return apply_writes(baseline_state(self.baseline), writes, self.volatile)
+
+    def _sandboxed(self, arguments: Any, response: str | None, seq: int) -> str | None:
+        """A read's recorded response with the sandbox's fields of the entities it names."""
+        ids = id_values(arguments)
+        if not ids:
+            return response
+        changed, dropped = read_overlay(
+            self._state_before(seq), self.replayed_state(), ids, self._writes
+        )
+        if not changed and not dropped:
+            return response
+        value = parse_json(response)
+        value = copy.deepcopy(value) if isinstance(value, dict) else {}
+        for name in dropped:
+            value.pop(name, None)
+        value.update(changed)
+        return orjson.dumps(value).decode()
 
     @property
     def normaliser(self) -> Normaliser:
@@ -297,11 +336,23 @@ class VirtualTools:
         if step is not None:
             used.add(step.seq)
             response, status, error = step.response, step.status, step.error
+            if write:
+                self._writes_used += 1
+                self._last_write = max(self._last_write, step.seq)
         else:
             response, status, error = self._unmatched(name, arguments, write), "ok", None
             how = SYNTHETIC if write else EXHAUSTED
-        if self.written and not write and status == "ok":
-            response = self._with_state(arguments, response)
+            self._synthetic = self._synthetic or write
+        if not write and status == "ok":
+            # the writes served so far part from the recorded writes before this read (inline:
+            # this runs on every read)
+            at = step.seq if step is not None else self._by_tool[name][-1].seq
+            if (
+                self._synthetic
+                or self._last_write > at
+                or self._writes_used != bisect_left(self._write_seqs, at)
+            ):
+                response = self._sandboxed(arguments, response, at)
         seq = None if step is None or how is EXHAUSTED else step.seq
         log.append(ServedCall(len(log), name, arguments, canonical.decode(), write, how, seq,
                               response, status, error, tolerances))  # fmt: skip
@@ -331,64 +382,11 @@ class VirtualTools:
         return None, "", ()
 
     def _unmatched(self, name: str, arguments: Any, write: bool) -> str | None:
-        """A synthetic receipt for a write (and the state table updated); for a read whose
-        recordings are all used, its last recording again (reads are repeatable)."""
+        """A synthetic receipt for a write; for a read whose recordings are all used, its last
+        recording again (reads are repeatable)."""
         calls = self._by_tool[name]
         if not write:
             return calls[-1].response
         n = sum(1 for c in self.log if c.match == SYNTHETIC) + 1
         template = next((parse_json(c.response) for c in calls if c.status == "ok"), None)
-        receipt = _receipt(template, arguments, f"mock-{name}-{n}")
-        if isinstance(arguments, dict):
-            written = {k: v for k, v in arguments.items() if not is_id_key(k)}
-            for entity in _id_values(arguments):
-                self.written.setdefault(entity, {}).update(written)
-        return orjson.dumps(receipt).decode()
-
-    def _with_state(self, arguments: Any, response: str | None) -> str | None:
-        """A read of an entity a synthetic write changed sees the written fields."""
-        hits = [self.written[e] for e in _id_values(arguments) if e in self.written]
-        if not hits:
-            return response
-        value = parse_json(response)
-        if not isinstance(value, dict):
-            value = {}
-        value = copy.deepcopy(value)
-        for written in hits:
-            value.update(written)
-        return orjson.dumps(value).decode()
-
-
-def _id_values(value: Any) -> list[str]:
-    """String values under id-like keys, at any depth."""
-    found: list[str] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str | int) and not isinstance(item, bool) and is_id_key(str(key)):
-                found.append(str(item))
-            elif isinstance(item, dict | list):
-                found.extend(_id_values(item))
-    elif isinstance(value, list):
-        for item in value:
-            found.extend(_id_values(item))
-    return found
-
-
-def _receipt(template: Any, arguments: Any, mock_id: str) -> Any:
-    """``template`` (a recorded response) with ids replaced by ``mock_id`` and fields the call
-    gave taken from its arguments."""
-    if not isinstance(template, dict):
-        return {"id": mock_id, MOCK_KEY: True}
-    args = arguments if isinstance(arguments, dict) else {}
-    out: dict[str, Any] = {}
-    for key, value in template.items():
-        if is_id_key(key) and isinstance(value, str | int) and not isinstance(value, bool):
-            out[key] = args.get(key, mock_id)  # the entity the call named, else a new mock id
-        elif key in args:
-            out[key] = args[key]
-        elif isinstance(value, dict):
-            out[key] = _receipt(value, {}, mock_id)
-        else:
-            out[key] = value
-    out[MOCK_KEY] = True
-    return out
+        return orjson.dumps(receipt(template, arguments, f"mock-{name}-{n}")).decode()
