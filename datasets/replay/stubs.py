@@ -42,7 +42,11 @@ from golden_distill.datasets.canonical_json import (
     normalise_volatile_keys,
 )
 from golden_distill.datasets.case import Step
-from golden_distill.datasets.replay.boundaries import ModelStub, RouteStub
+from golden_distill.datasets.replay.boundaries import (
+    BoundaryStubs,
+    awaited,
+    settle,
+)
 from golden_distill.datasets.replay.config import MatchingSection
 from golden_distill.datasets.replay.contract import StubEscape, ToolCallError, parse_json
 from golden_distill.datasets.replay.normalise import Normaliser, recorded_defaults
@@ -63,8 +67,6 @@ EXACT, TOLERANT, NEXT_UNUSED, SYNTHETIC, EXHAUSTED, ESCAPE, LIVE = (
 )  # fmt: skip
 #: Tool kinds an agent calls (model/route steps are not tools).
 TOOL_KINDS = ("tool", "handoff")
-#: The other boundaries (``tools.llm``, ``tools.route``).
-BOUNDARY_KINDS = ("model", "route")
 _CONTAINERS = frozenset({dict, list})
 _SORT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
@@ -89,6 +91,13 @@ def _plain(value: Any, volatile: frozenset[str]) -> bool:
     return not isinstance(value, dict | list)  # a scalar; a dict/list subclass takes the full path
 
 
+def _parsed(arguments: Any) -> Any:
+    """Arguments given as JSON text, parsed."""
+    if isinstance(arguments, bytes):
+        arguments = arguments.decode()
+    return parse_json(arguments) if isinstance(arguments, str) else arguments
+
+
 @dataclass(slots=True)
 class ServedCall:
     """One call the agent made and how the stubs answered it."""
@@ -108,7 +117,7 @@ class ServedCall:
     tolerances: tuple[str, ...] = ()  # what a tolerant match forgave (``normalise``)
 
 
-class VirtualTools:
+class VirtualTools(BoundaryStubs):
     """The ``ToolStub`` of one case: its tools, its model (``llm``) and routes (``route``)."""
 
     def __init__(
@@ -125,8 +134,8 @@ class VirtualTools:
         self.matching = matching
         self.live = live or {}
         self.baseline = baseline  # the case's baseline state (JSON text)
-        self._llm: ModelStub | None = None
-        self._routes: RouteStub | None = None
+        self._llm = None
+        self._routes = None
         self._defaults: dict[str, Any] | None = None
         # a frozenset is taken as already normalised (replay_cases normalises once per run)
         self.volatile = (
@@ -177,35 +186,6 @@ class VirtualTools:
         self._last_write = -1
         self._llm = None
         self._routes = None
-
-    @property
-    def llm(self) -> ModelStub:
-        """The model boundary: ``llm.complete(messages, **params)``."""
-        if self._llm is None:
-            self._llm = ModelStub(self.all_steps, self.live)
-        return self._llm
-
-    def route(self, name: str, payload: Any = None) -> Any:
-        """The recorded decision of route ``name`` (by occurrence), or its live one."""
-        if self._routes is None:
-            self._routes = RouteStub(self.all_steps, self.live)
-        return self._routes(name, payload)
-
-    @property
-    def model_log(self) -> list[Any]:
-        """The model calls made (``BoundaryCall``); empty when the agent never used ``llm``."""
-        return self._llm.log if self._llm is not None else []
-
-    @property
-    def boundary_log(self) -> list[Any]:
-        """Model and route calls made (``BoundaryCall``), model calls first."""
-        return [*(self._llm.log if self._llm else ()), *(self._routes.log if self._routes else ())]
-
-    def recorded_boundaries(self) -> list[Step]:
-        """The recorded model and route steps (one pass; most cases have none)."""
-        if len(self.all_steps) == len(self.steps):
-            return []
-        return [s for s in self.all_steps if s.kind in BOUNDARY_KINDS]
 
     @property
     def recorded_defaults(self) -> dict[str, Any]:
@@ -293,14 +273,25 @@ class VirtualTools:
 
     # -- the ToolStub contract ---------------------------------------------------------------
     async def acall(self, name: str, arguments: Any = None) -> Any:
-        """``call`` for ``async`` agents."""
+        """``call`` for ``async`` agents (an ``async def`` live implementation awaited)."""
+        if self.live and name in self.live and not self._writes.get(name):
+            self.calls += 1
+            arguments = _parsed(arguments)
+            answer = await awaited(self.live[name](arguments))
+            return self._served_live(name, arguments, self._canonical(arguments), answer)
         return self.call(name, arguments)
+
+    def _served_live(self, name: str, arguments: Any, canonical: bytes, answer: Any) -> Any:
+        log = self.log
+        log.append(ServedCall(len(log), name, arguments, canonical.decode(), False, LIVE, None,
+                              orjson.dumps(answer).decode(), "ok", None))  # fmt: skip
+        return answer
 
     def call(self, name: str, arguments: Any = None) -> Any:
         """The recorded response (parsed JSON); ``ToolCallError`` for a recorded failure."""
         self.calls += 1
         if type(arguments) is str or type(arguments) is bytes:
-            arguments = parse_json(arguments if isinstance(arguments, str) else arguments.decode())
+            arguments = _parsed(arguments)
         volatile = self.volatile
         # fast paths (inlined: this runs on every call): a flat object without volatile keys
         # (checked in C), or anything else with nothing to strip, only needs sorting
@@ -315,10 +306,8 @@ class VirtualTools:
         log = self.log
         write = self._writes.get(name)
         if self.live and name in self.live and not write:  # a read sent to its live system
-            answer = self.live[name](arguments)
-            log.append(ServedCall(len(log), name, arguments, canonical.decode(), False, LIVE,
-                                  None, orjson.dumps(answer).decode(), "ok", None))  # fmt: skip
-            return answer
+            answer = settle(self.live[name](arguments), name)
+            return self._served_live(name, arguments, canonical, answer)
         if write is None:  # no recording of this tool at all
             log.append(ServedCall(len(log), name, arguments, canonical.decode(), True, ESCAPE,
                                   None, None, "error", "stub escape"))  # fmt: skip
