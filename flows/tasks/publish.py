@@ -163,11 +163,12 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
     try:
         stats = build_stats(job, published, case_ids)
         stats.update(earlier_versions.drift_against_pinned(resolved, parts, selection.paths))
-        config = resolved.config
-        stats.update(
-            version_strength(parts, config.publish.strength, config.ingest.volatile_keys) or {}
-        )
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
+        config = resolved.config
+        measured = version_strength(parts, config.publish.strength, config.ingest.volatile_keys)
+        if measured is not None:
+            stats.update(measured)
+            stats["stage_seconds"]["strength"] = measured["strength"]["seconds"]
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
     try:

@@ -40,6 +40,7 @@ def test_nightly_report_flags_the_published_sets_strength(
     figures = golden.manifest["stats"]["strength"]
     assert figures["cases"] == 25 and figures["sampled_from"] == len(golden) > 25
     assert figures["flagged"] is True and figures["min_kill_share"] == 1.0
+    assert golden.manifest["stats"]["stage_seconds"]["strength"] == figures["seconds"] > 0
     # the figure is the published (redacted) cases' own: the same sample, measured again
     chosen = sample_case_ids([c.case_id for c in golden.cases()], 25)
     again = measure_strength(
