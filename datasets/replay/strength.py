@@ -24,7 +24,7 @@ import hashlib
 import heapq
 import html
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,7 +165,7 @@ def sample_case_ids(case_ids: Iterable[str], limit: int) -> set[str] | None:
     """The ``limit`` case ids with the smallest sha256: a sample that does not depend on the
     order the cases come in, and keeps a case that stays in the set in the next version's
     sample too. None: every case fits (no sampling)."""
-    ids = list(case_ids)
+    ids = case_ids if isinstance(case_ids, Collection) else list(case_ids)
     if len(ids) <= limit:
         return None
     return set(heapq.nsmallest(limit, ids, key=lambda i: hashlib.sha256(i.encode()).digest()))

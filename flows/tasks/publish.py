@@ -165,7 +165,9 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
         stats.update(earlier_versions.drift_against_pinned(resolved, parts, selection.paths))
         stats["stage_seconds"]["gather"] = round(time.perf_counter() - started, 3)
         config = resolved.config
-        measured = version_strength(parts, config.publish.strength, config.ingest.volatile_keys)
+        measured = version_strength(
+            parts, case_ids, config.publish.strength, config.ingest.volatile_keys
+        )
         if measured is not None:
             stats.update(measured)
             stats["stage_seconds"]["strength"] = measured["strength"]["seconds"]

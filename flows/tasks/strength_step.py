@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,13 @@ _log = logging.getLogger(__name__)
 
 
 def version_strength(
-    parts: list[Path], settings: StrengthConfig, volatile_keys: list[str] | None
+    parts: list[Path],
+    case_ids: Collection[str],
+    settings: StrengthConfig,
+    volatile_keys: list[str] | None,
 ) -> dict[str, Any] | None:
-    """``{"strength": summary}`` for the run stats (None: disabled). Never raises."""
+    """``{"strength": summary}`` for the run stats (None: disabled). ``case_ids``: the
+    version's cases (what the parts hold, each once). Never raises."""
     if not settings.enabled:
         return None
     started = time.perf_counter()
@@ -37,8 +41,7 @@ def version_strength(
         from golden_distill.datasets.replay.config import SHIPPED_GATE, load_replay_config
         from golden_distill.datasets.replay.strength import measure_strength, sample_case_ids
 
-        ids = list(dict.fromkeys(_case_ids(parts)))
-        chosen = sample_case_ids(ids, settings.max_cases)
+        chosen = sample_case_ids(case_ids, settings.max_cases)
         report = measure_strength(
             _cases(parts, chosen),
             load_replay_config(SHIPPED_GATE),
@@ -46,18 +49,13 @@ def version_strength(
             min_kill_share=settings.min_kill_share,
         )
         if chosen is not None:
-            report.sampled_from = len(ids)
+            report.sampled_from = len(case_ids)
         summary = report.summary()
     except Exception as exc:  # best effort: the version is published either way
         _log.warning("strength not measured: %s", type(exc).__name__)
         summary = {"error": type(exc).__name__}
     summary["seconds"] = round(time.perf_counter() - started, 3)
     return {"strength": summary}
-
-
-def _case_ids(parts: list[Path]) -> Iterator[str]:
-    for part in parts:
-        yield from pq.read_table(part, columns=["case_id"]).column("case_id").to_pylist()
 
 
 def _cases(parts: list[Path], chosen: set[str] | None) -> Iterator[Case]:

@@ -67,16 +67,17 @@ def test_the_step_counts_each_case_once_and_never_raises(corpus, tmp_path) -> No
     parts = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
     pq.write_table(table, parts[0])
     pq.write_table(table.slice(4, 8), parts[1])  # eight ids again (publish keeps the first)
+    ids = set(table.column("case_id").to_pylist())
     settings = StrengthConfig(min_kill_share=0.0)
-    figures = version_strength(parts, settings, None)["strength"]
+    figures = version_strength(parts, ids, settings, None)["strength"]
     assert figures["cases"] == 12 and figures["sampled_from"] is None
     assert figures["flagged"] is False and figures["total"]["applicable"] > 0
-    capped = version_strength(parts, StrengthConfig(max_cases=5), None)["strength"]
+    capped = version_strength(parts, ids, StrengthConfig(max_cases=5), None)["strength"]
     assert capped["cases"] == 5 and capped["sampled_from"] == 12
-    assert version_strength(parts, StrengthConfig(enabled=False), None) is None
+    assert version_strength(parts, ids, StrengthConfig(enabled=False), None) is None
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(b"not parquet")
-    failed = version_strength([broken], settings, None)
+    failed = version_strength([broken], ids, settings, None)
     assert failed is not None and "error" in failed["strength"]
     page = render_report({"set_name": "x", **failed})
     assert "not measured: " + failed["strength"]["error"] in page
