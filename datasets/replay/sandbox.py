@@ -138,6 +138,39 @@ def read_overlay(
     return changed, dropped
 
 
+def sandboxed_read(
+    tool: str, arguments: Any, value: Any, recorded: State, replayed: State, skip: Container[str]
+) -> tuple[Any, bool]:
+    """A read's response ``value`` (changed in place) as the sandbox holds its entities, and
+    whether anything changed: an object is the entity its arguments' ids name; each object of a
+    list is the entity its own ids name (of the tool's kind first: ``erp_list_orders``' items by
+    ``orderId``); anything else is left as recorded."""
+    if isinstance(value, list):
+        targets = [(v, _item_ids(tool, v)) for v in value if isinstance(v, dict)]
+    elif value is None or isinstance(value, dict):
+        value = {} if value is None else value
+        targets = [(value, id_values(arguments))]
+    else:
+        return value, False
+    touched = False
+    for target, ids in targets:
+        changed, dropped = read_overlay(recorded, replayed, ids, skip)
+        for name in dropped & target.keys():
+            del target[name]
+            touched = True
+        if changed:
+            target.update(changed)
+            touched = True
+    return value, touched
+
+
+def _item_ids(tool: str, item: dict[str, Any]) -> list[str]:
+    flat = tool.replace("_", "").lower()
+    named = _scalar_ids(item)
+    own = [v for k, v in named if _stem(k) and _stem(k) in flat]
+    return own or [v for _, v in named]
+
+
 def show(value: Any) -> str:
     text = repr(value) if not isinstance(value, str) else f'"{value}"'
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."

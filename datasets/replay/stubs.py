@@ -14,10 +14,9 @@ successful write is applied to the case's baseline state (``sandbox``; a synthet
 what it gave, not what its receipt copied from the recording): the final-state check judges the
 state the writes leave, and once the replay's writes part from the recorded ones (a write
 dropped, changed, added or moved before a read), a read of an entity they touch is served the
-sandbox's fields over its recording. A tool
-with no recording at all is a stub escape: ``StubEscape`` is raised inside the agent and
-reported. Every call is logged (``ServedCall``) for the assertions, with the tolerances that
-matched it.
+sandbox's fields over its recording. A tool with no recording at all is a stub escape:
+``StubEscape`` is raised inside the agent and reported. Every call is logged (``ServedCall``)
+for the assertions, with the tolerances that matched it.
 
 The same object carries the other boundaries (``boundaries``): ``tools.llm.complete(...)`` and
 ``tools.route(name, payload)`` serve the recorded model and route steps; names given as ``live``
@@ -42,11 +41,7 @@ from golden_distill.datasets.canonical_json import (
     normalise_volatile_keys,
 )
 from golden_distill.datasets.case import Step
-from golden_distill.datasets.replay.boundaries import (
-    BoundaryStubs,
-    awaited,
-    settle,
-)
+from golden_distill.datasets.replay.boundaries import BoundaryStubs, awaited, settle
 from golden_distill.datasets.replay.config import MatchingSection
 from golden_distill.datasets.replay.contract import StubEscape, ToolCallError, parse_json
 from golden_distill.datasets.replay.normalise import Normaliser, recorded_defaults
@@ -55,10 +50,9 @@ from golden_distill.datasets.replay.sandbox import (
     Write,
     apply_writes,
     baseline_state,
-    id_values,
     own_effect,
-    read_overlay,
     receipt,
+    sandboxed_read,
 )
 
 #: How a call was served.
@@ -234,22 +228,13 @@ class VirtualTools(BoundaryStubs):
         ]
         return apply_writes(baseline_state(self.baseline), writes, self.volatile)
 
-    def _sandboxed(self, arguments: Any, response: str | None, seq: int) -> str | None:
+    def _sandboxed(self, name: str, arguments: Any, response: str | None, seq: int) -> str | None:
         """A read's recorded response with the sandbox's fields of the entities it names."""
-        ids = id_values(arguments)
-        if not ids:
-            return response
-        changed, dropped = read_overlay(
-            self._state_before(seq), self.replayed_state(), ids, self._writes
-        )
-        if not changed and not dropped:
-            return response
-        value = parse_json(response)
-        value = copy.deepcopy(value) if isinstance(value, dict) else {}
-        for name in dropped:
-            value.pop(name, None)
-        value.update(changed)
-        return orjson.dumps(value).decode()
+        value, touched = sandboxed_read(
+            name, arguments, copy.deepcopy(parse_json(response)), self._state_before(seq),
+            self.replayed_state(), self._writes,
+        )  # fmt: skip
+        return orjson.dumps(value).decode() if touched else response
 
     @property
     def normaliser(self) -> Normaliser:
@@ -341,7 +326,7 @@ class VirtualTools(BoundaryStubs):
                 or self._last_write > at
                 or self._writes_used != bisect_left(self._write_seqs, at)
             ):
-                response = self._sandboxed(arguments, response, at)
+                response = self._sandboxed(name, arguments, response, at)
         seq = None if step is None or how is EXHAUSTED else step.seq
         log.append(ServedCall(len(log), name, arguments, canonical.decode(), write, how, seq,
                               response, status, error, tolerances))  # fmt: skip

@@ -266,3 +266,19 @@ def test_a_read_after_a_changed_write_sees_the_sandbox_not_the_recording() -> No
     agent, seen = _reads_after()
     replay_case(agent, _case([READ, noted, read]))
     assert seen[1] == {"orderId": "O-1", "status": "PENDING"}
+
+
+def test_a_listing_read_after_a_skipped_write_shows_the_baseline_for_that_entity() -> None:
+    listing = '[{"orderId":"O-1","status":"SHIPPED"},{"orderId":"O-2","status":"SHIPPED"}]'
+    seen = {}
+
+    def agent(case, tools):  # skips the write, then lists the orders
+        seen["orders"] = tools.call("erp_list_orders", {"orderIds": ["O-1", "O-2"]})
+        return AgentResult()
+
+    later = _step(3, "erp_list_orders", '{"orderIds":["O-1","O-2"]}', listing, False)
+    replay_case(agent, _case([SHIP, later]))
+    assert seen["orders"] == [
+        {"orderId": "O-1", "status": "PENDING"},  # the sandbox's
+        {"orderId": "O-2", "status": "SHIPPED"},  # as recorded: no write of it was skipped
+    ]
