@@ -31,6 +31,35 @@ class RetentionConfig(StrictModel):
     )
 
 
+#: Below this share of mutants killed, a set is flagged (`golden sets strength`, the report).
+DEFAULT_MIN_KILL_SHARE = 0.8
+
+
+class StrengthConfig(StrictModel):
+    """The strength measured on each published version (datasets/replay/strength.py): the
+    share of boundary-level mutants its cases kill, shown in the run report and the manifest
+    stats; a version killing less than ``min_kill_share`` is flagged there."""
+
+    enabled: bool = Field(
+        True,
+        description="Measure each new version's strength (on its redacted cases) for the report.",
+    )
+    min_kill_share: float = Field(
+        DEFAULT_MIN_KILL_SHARE,
+        ge=0.0,
+        le=1.0,
+        description="Flag a set that kills less than this share of mutants (the report, and "
+        "the default of `golden sets strength --min-kill-share`).",
+    )
+    max_cases: int = Field(
+        500,
+        ge=1,
+        description="Measure at most this many cases of a larger version: a deterministic "
+        "sample (the smallest sha256 of the case ids), so the figure is stable across runs and "
+        "the nightly run's added time stays bounded; the report says when it sampled.",
+    )
+
+
 class PublishConfig(StrictModel):
     store_url: str = Field(
         "./golden-store",
@@ -63,6 +92,10 @@ class PublishConfig(StrictModel):
     )
     retention: RetentionConfig = Field(
         default_factory=RetentionConfig, description="Defaults for `golden sets gc`."
+    )
+    strength: StrengthConfig = Field(
+        default_factory=StrengthConfig,
+        description="The kill share measured on each new version, shown in its report.",
     )
     signing_key_secret_block: str | None = Field(
         None,

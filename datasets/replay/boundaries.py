@@ -13,19 +13,32 @@ so worker processes register them too on import) and chosen per run (``--live ll
 ``"llm"`` or a recorded model name takes the model calls (``fn(messages, **params)``), a route
 name its decisions (``fn(payload)``), a read tool's name its calls (``fn(arguments)``). Writes
 are never live: the sandbox takes them whatever ``--live`` says.
+
+An implementation may be ``async def``: an ``async def`` agent's awaited calls
+(``tools.acall``, ``tools.llm.acomplete``, ``tools.aroute``) await it on the agent's own event
+loop; a plain agent's calls run it to completion on one event loop per thread (``settle``), kept
+across calls so a client bound to its loop keeps working. An async agent that calls an async
+implementation without awaiting (``tools.call``) is a usage error: its loop is busy running it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import difflib
+import inspect
 import operator
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from golden_distill.datasets.case import Step
+from golden_distill.datasets.replay.agent_call import AgentUsageError
 from golden_distill.datasets.replay.contract import ToolCallError, parse_json
 
+#: The boundaries other than tools (``tools.llm``, ``tools.route``).
+BOUNDARY_KINDS = ("model", "route")
 #: The name that sends every model call to a live implementation.
 LLM = "llm"
 #: Live implementations by name (``register_live``).
@@ -74,6 +87,35 @@ def resolve_live(names: Iterable[str]) -> dict[str, Callable[..., Any]]:
                             f"(registered: {listed})")  # fmt: skip
         out[name] = LIVE_IMPLEMENTATIONS[name]
     return out
+
+
+_LOOPS = threading.local()
+
+
+def settle(answer: Any, name: str) -> Any:
+    """A live implementation's answer for a plain (not awaited) call: an awaitable one (an
+    ``async def`` implementation) run to completion on this thread's event loop."""
+    if not inspect.isawaitable(answer):
+        return answer
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        loop = getattr(_LOOPS, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = _LOOPS.loop = asyncio.new_event_loop()
+            atexit.register(loop.close)
+        return loop.run_until_complete(answer)
+    if inspect.iscoroutine(answer):
+        answer.close()  # never awaited: closed so Python does not warn about it
+    raise AgentUsageError(
+        f"live {name!r} is async and the agent runs on an event loop: await the call "
+        "(`await tools.acall(...)`, `await tools.llm.acomplete(...)`, `await tools.aroute(...)`)"
+    )
+
+
+async def awaited(answer: Any) -> Any:
+    """A live implementation's answer for an awaited call (awaited when it is awaitable)."""
+    return await answer if inspect.isawaitable(answer) else answer
 
 
 @dataclass(slots=True)
@@ -191,23 +233,42 @@ class ModelStub:
     def log(self) -> list[BoundaryCall]:
         return self.recorded.log
 
-    def complete(self, messages: Any = None, **params: Any) -> ModelResponse:
-        """The recorded answer to this call (the nth model call gets the nth model step)."""
+    def _live_impl(self, params: dict[str, Any]) -> tuple[Callable[..., Any], str] | None:
+        """The live implementation of this call and its label (None: served as recorded)."""
+        if not self.live:
+            return None
         model = params.get("model")
         named = model if isinstance(model, str) and model in self.recorded.by_name else None
-        if self.live:
-            step = self.recorded.upcoming()
-            upcoming = named or (step.name if step is not None else None)
-            impl = self.live.get(upcoming or "") or self.live.get(LLM)
-            if impl is not None:
-                answer = impl(messages, **params)
-                response = answer if isinstance(answer, ModelResponse) else ModelResponse(answer)
-                self.recorded.live(upcoming or LLM, response.tokens)
-                return response
+        step = self.recorded.upcoming()
+        upcoming = named or (step.name if step is not None else None)
+        impl = self.live.get(upcoming or "") or self.live.get(LLM)
+        return None if impl is None else (impl, upcoming or LLM)
+
+    def _recorded(self, params: dict[str, Any]) -> ModelResponse:
+        model = params.get("model")
+        named = model if isinstance(model, str) and model in self.recorded.by_name else None
         return model_response(self.recorded.next(named))
 
+    def _answered(self, answer: Any, label: str) -> ModelResponse:
+        response = answer if isinstance(answer, ModelResponse) else ModelResponse(answer)
+        self.recorded.live(label, response.tokens)
+        return response
+
+    def complete(self, messages: Any = None, **params: Any) -> ModelResponse:
+        """The recorded answer to this call (the nth model call gets the nth model step)."""
+        live = self._live_impl(params)
+        if live is not None:
+            impl, label = live
+            return self._answered(settle(impl(messages, **params), label), label)
+        return self._recorded(params)
+
     async def acomplete(self, messages: Any = None, **params: Any) -> ModelResponse:
-        return self.complete(messages, **params)
+        """``complete`` for ``async def`` agents (an async live implementation awaited)."""
+        live = self._live_impl(params)
+        if live is not None:
+            impl, label = live
+            return self._answered(await awaited(impl(messages, **params)), label)
+        return self._recorded(params)
 
 
 class RouteStub:
@@ -226,5 +287,62 @@ class RouteStub:
         impl = self.live.get(name)
         if impl is not None:
             self.recorded.live(name)
-            return impl(payload)
+            return settle(impl(payload), name)
         return parse_json(self.recorded.next(name).response)
+
+    async def acall(self, name: str, payload: Any = None) -> Any:
+        """``__call__`` for ``async def`` agents (an async live implementation awaited)."""
+        impl = self.live.get(name)
+        if impl is not None:
+            self.recorded.live(name)
+            return await awaited(impl(payload))
+        return parse_json(self.recorded.next(name).response)
+
+
+class BoundaryStubs:
+    """The model and route boundaries of one case's stubs (``stubs.VirtualTools``), built on
+    first use: most cases never call them."""
+
+    all_steps: list[Step]
+    steps: list[Step]
+    live: Mapping[str, Callable[..., Any]]
+    _llm: ModelStub | None
+    _routes: RouteStub | None
+
+    @property
+    def llm(self) -> ModelStub:
+        """The model boundary: ``llm.complete(messages, **params)``."""
+        if self._llm is None:
+            self._llm = ModelStub(self.all_steps, self.live)
+        return self._llm
+
+    @property
+    def routes(self) -> RouteStub:
+        """The route boundary (``route``, ``aroute``)."""
+        if self._routes is None:
+            self._routes = RouteStub(self.all_steps, self.live)
+        return self._routes
+
+    def route(self, name: str, payload: Any = None) -> Any:
+        """The recorded decision of route ``name`` (by occurrence), or its live one."""
+        return self.routes(name, payload)
+
+    @property
+    def model_log(self) -> list[Any]:
+        """The model calls made (``BoundaryCall``); empty when the agent never used ``llm``."""
+        return self._llm.log if self._llm is not None else []
+
+    @property
+    def boundary_log(self) -> list[Any]:
+        """Model and route calls made (``BoundaryCall``), model calls first."""
+        return [*(self._llm.log if self._llm else ()), *(self._routes.log if self._routes else ())]
+
+    def recorded_boundaries(self) -> list[Step]:
+        """The recorded model and route steps (one pass; most cases have none)."""
+        if len(self.all_steps) == len(self.steps):  # ``steps``: the tool steps
+            return []
+        return [s for s in self.all_steps if s.kind in BOUNDARY_KINDS]
+
+    async def aroute(self, name: str, payload: Any = None) -> Any:
+        """``route`` for ``async`` agents (an ``async def`` live implementation awaited)."""
+        return await self.routes.acall(name, payload)

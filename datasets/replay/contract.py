@@ -137,6 +137,10 @@ class ToolStub(Protocol):
         """The recorded decision of route ``name``."""
         ...
 
+    async def aroute(self, name: str, payload: Any = None) -> Any:
+        """``route`` for ``async def`` agents."""
+        ...
+
 
 class Agent(Protocol):
     def __call__(self, case: ReplayInput, tools: ToolStub) -> AgentResult: ...

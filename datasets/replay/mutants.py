@@ -30,7 +30,7 @@ from golden_distill.datasets.replay.contract import (
     ToolCallError,
     ToolStub,
 )
-from golden_distill.datasets.replay.stubs import is_id_key
+from golden_distill.datasets.replay.sandbox import is_id_key
 
 #: The tool the ``unrecorded_tool`` mutant calls (no recording has it).
 UNRECORDED_TOOL = "golden_mutant_unrecorded_tool"

@@ -12,15 +12,20 @@ UPDATED``). A write that sets no field is remembered as ``{tool: "done"}`` on it
 dropping it still shows. Volatile keys never count.
 
 The recorded state is the baseline after the recorded writes; the replayed state the baseline
-after the writes the replay made (each served its recorded or synthetic response). P0's final
-state compares the two with ``state_differences``: one line per entity field that differs, in
-the stage-2 tolerances (``1,905.77`` = ``1905.77``).
+after the writes the replay made (each with its recorded response; a write the recording never
+matched with what it gave and the ids of its synthetic ``receipt``, whose other fields are the
+recording's). P0's final state compares the two with ``state_differences``: one line per entity
+field that differs, in the stage-2 tolerances (``1,905.77`` = ``1905.77``).
+
+Reads see the sandbox: once the replay's writes part from the recorded ones, a read is shown
+``read_overlay`` of the entities it names (the replayed state against the recorded state at
+that read), so an agent that skipped a write reads the baseline, not the recorded result.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 from golden_distill.datasets.replay.contract import parse_json
@@ -111,6 +116,61 @@ def apply_writes(base: State | None, writes: Iterable[Write], volatile: frozense
     return state
 
 
+def read_overlay(
+    recorded: State, replayed: State, ids: Iterable[str], skip: Container[str]
+) -> tuple[dict[str, Any], set[str]]:
+    """What a read of the entities ``ids`` names must show unlike its recording: the fields
+    whose replayed value differs from the recorded state at that read (to set), and those only
+    the recorded writes gave (to drop). ``skip``: field names never shown (the ``{tool:
+    "done"}`` markers)."""
+    wanted = set(ids)
+    changed: dict[str, Any] = {}
+    dropped: set[str] = set()
+    absent = object()
+    for key in recorded.keys() | replayed.keys():
+        if key.rsplit(":", 1)[-1] not in wanted:
+            continue
+        before, after = recorded.get(key, {}), replayed.get(key, {})
+        for name, value in after.items():
+            if name not in skip and before.get(name, absent) != value:
+                changed[name] = value
+        dropped |= {name for name in before if name not in after and name not in skip}
+    return changed, dropped
+
+
+def sandboxed_read(
+    tool: str, arguments: Any, value: Any, recorded: State, replayed: State, skip: Container[str]
+) -> tuple[Any, bool]:
+    """A read's response ``value`` (changed in place) as the sandbox holds its entities, and
+    whether anything changed: an object is the entity its arguments' ids name; each object of a
+    list is the entity its own ids name (of the tool's kind first: ``erp_list_orders``' items by
+    ``orderId``); anything else is left as recorded."""
+    if isinstance(value, list):
+        targets = [(v, _item_ids(tool, v)) for v in value if isinstance(v, dict)]
+    elif value is None or isinstance(value, dict):
+        value = {} if value is None else value
+        targets = [(value, id_values(arguments))]
+    else:
+        return value, False
+    touched = False
+    for target, ids in targets:
+        changed, dropped = read_overlay(recorded, replayed, ids, skip)
+        for name in dropped & target.keys():
+            del target[name]
+            touched = True
+        if changed:
+            target.update(changed)
+            touched = True
+    return value, touched
+
+
+def _item_ids(tool: str, item: dict[str, Any]) -> list[str]:
+    flat = tool.replace("_", "").lower()
+    named = _scalar_ids(item)
+    own = [v for k, v in named if _stem(k) and _stem(k) in flat]
+    return own or [v for _, v in named]
+
+
 def show(value: Any) -> str:
     text = repr(value) if not isinstance(value, str) else f'"{value}"'
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
@@ -149,3 +209,46 @@ def state_differences(
                 f"replayed {show(after.get(field, '(absent)'))}"
             )
     return list(dict.fromkeys(lines)), used, entities
+
+
+def own_effect(response: Any, synthetic: bool) -> Any:
+    """What a served write's response says about its own effect: a synthetic receipt's ids
+    only (its other fields were copied from a recorded response)."""
+    if not synthetic or not isinstance(response, dict):
+        return response
+    return {k: v for k, v in response.items() if is_id_key(k)}
+
+
+def id_values(value: Any) -> list[str]:
+    """String values under id-like keys, at any depth."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str | int) and not isinstance(item, bool) and is_id_key(str(key)):
+                found.append(str(item))
+            elif isinstance(item, dict | list):
+                found.extend(id_values(item))
+    elif isinstance(value, list):
+        for item in value:
+            found.extend(id_values(item))
+    return found
+
+
+def receipt(template: Any, arguments: Any, mock_id: str) -> Any:
+    """``template`` (a recorded response) with ids replaced by ``mock_id`` and fields the call
+    gave taken from its arguments."""
+    if not isinstance(template, dict):
+        return {"id": mock_id, MOCK_KEY: True}
+    args = arguments if isinstance(arguments, dict) else {}
+    out: dict[str, Any] = {}
+    for key, value in template.items():
+        if is_id_key(key) and isinstance(value, str | int) and not isinstance(value, bool):
+            out[key] = args.get(key, mock_id)  # the entity the call named, else a new mock id
+        elif key in args:
+            out[key] = args[key]
+        elif isinstance(value, dict):
+            out[key] = receipt(value, {}, mock_id)
+        else:
+            out[key] = value
+    out[MOCK_KEY] = True
+    return out

@@ -11,19 +11,25 @@ is left out of every count and reported.
 
 The kill share is killed / applicable over (case, mutant) pairs, for the whole set, per mutant,
 per funnel, per split and per cluster (``clusters``: which clusters add kills). A set killing
-less than ``min_kill_share`` (default 0.8) is flagged. Pure: cases in, figures out; the CLI
-(`golden sets strength`) and the report (``strength_section``) only present them.
+less than ``min_kill_share`` (``publish.strength.min_kill_share``, default 0.8) is flagged;
+the nightly run measures each new version (at most ``publish.strength.max_cases`` cases, a
+deterministic sample: ``sample_case_ids``) and shows ``strength_section`` in its report.
+Pure: cases in, figures out; the CLI (`golden sets strength`) and the report
+(``strength_section``) only present them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 import html
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from golden_distill.datasets.case import Case
+from golden_distill.datasets.publish_config import DEFAULT_MIN_KILL_SHARE
 from golden_distill.datasets.replay.config import ReplayConfig
 from golden_distill.datasets.replay.contract import ReplayInput
 from golden_distill.datasets.replay.gate import FAIL, evaluate
@@ -35,8 +41,6 @@ from golden_distill.datasets.replay.mutants import (
 from golden_distill.datasets.replay.runner import baseline_calls, replay_cases
 from golden_distill.datasets.replay.stubs import VirtualTools
 
-#: Below this share of mutants killed, a set is flagged.
-DEFAULT_MIN_KILL_SHARE = 0.8
 #: The label of cases without a funnel, split or cluster.
 NONE = "(none)"
 
@@ -82,6 +86,8 @@ class StrengthReport:
     by_split: dict[str, Tally] = field(default_factory=dict)
     by_cluster: dict[str, Tally] = field(default_factory=dict)
     survivors: dict[str, list[str]] = field(default_factory=dict)  # mutant -> case ids
+    #: the cases of the whole set when only a sample of them was measured (``sample_case_ids``)
+    sampled_from: int | None = None
 
     @property
     def share(self) -> float | None:
@@ -98,6 +104,7 @@ class StrengthReport:
 
         return {
             "cases": self.cases,
+            "sampled_from": self.sampled_from,
             "baseline": {
                 "passed": self.baseline_passed,
                 "clean": self.baseline_clean,
@@ -112,6 +119,56 @@ class StrengthReport:
             "by_cluster": tallies(self.by_cluster),
             "survivors": {k: v[:survivors_shown] for k, v in self.survivors.items() if v},
         }
+
+    def summary(self) -> dict[str, Any]:
+        """The figures a manifest keeps: no survivors, no per-cluster table (one row per
+        cluster would grow with the set), at most 20 left-out case ids."""
+        out = self.to_dict(survivors_shown=0)
+        out.pop("by_cluster")
+        out.pop("survivors")
+        out["baseline"]["failed_count"] = len(self.baseline_failed)
+        out["baseline"]["failed"] = self.baseline_failed[:20]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StrengthReport:
+        """Back from ``to_dict`` or ``summary`` (what the report renders from the run stats)."""
+        baseline = data.get("baseline") or {}
+
+        def tallies(group: Any) -> dict[str, Tally]:
+            return {
+                str(k): Tally(int(v.get("applicable", 0)), int(v.get("killed", 0)),
+                              int(v.get("detected", 0)))
+                for k, v in (group or {}).items()
+            }  # fmt: skip
+
+        failed = list(baseline.get("failed") or [])
+        report = cls(
+            int(data.get("cases", 0)),
+            int(baseline.get("passed", 0)),
+            int(baseline.get("clean", 0)),
+            failed,
+            float(data.get("min_kill_share", DEFAULT_MIN_KILL_SHARE)),
+            sampled_from=data.get("sampled_from"),
+        )
+        total = tallies({"t": data.get("total") or {}})["t"]
+        report.total = total
+        report.by_mutant = tallies(data.get("by_mutant"))
+        report.by_funnel = tallies(data.get("by_funnel"))
+        report.by_split = tallies(data.get("by_split"))
+        report.by_cluster = tallies(data.get("by_cluster"))
+        report.survivors = {k: list(v) for k, v in (data.get("survivors") or {}).items()}
+        return report
+
+
+def sample_case_ids(case_ids: Iterable[str], limit: int) -> set[str] | None:
+    """The ``limit`` case ids with the smallest sha256: a sample that does not depend on the
+    order the cases come in, and keeps a case that stays in the set in the next version's
+    sample too. None: every case fits (no sampling)."""
+    ids = case_ids if isinstance(case_ids, Collection) else list(case_ids)
+    if len(ids) <= limit:
+        return None
+    return set(heapq.nsmallest(limit, ids, key=lambda i: hashlib.sha256(i.encode()).digest()))
 
 
 def _killed(check: Any, config: ReplayConfig) -> bool:
@@ -242,10 +299,20 @@ def strength_section(report: StrengthReport) -> str:
 
     return (
         f'<section id="strength"><h2>Strength: {_pct(report.share)} of mutants killed</h2>'
-        f"{flag}<p>Baseline (every boundary from the recording): {report.baseline_passed} of "
-        f"{report.cases} cases pass the gate; {len(report.baseline_failed)} left out.</p>"
+        f"{flag}{_sampled(report)}<p>Baseline (every boundary from the recording): "
+        f"{report.baseline_passed} of {report.cases} cases pass the gate; "
+        f"{report.cases - report.baseline_passed} left out.</p>"
         + table("by mutant", report.by_mutant)
         + table("by funnel", dict(sorted(report.by_funnel.items())))
         + table("by split", dict(sorted(report.by_split.items())))
         + "</section>"
+    )
+
+
+def _sampled(report: StrengthReport) -> str:
+    if report.sampled_from is None:
+        return ""
+    return (
+        f'<p class="muted">Measured on a deterministic sample of {report.cases:,} of the set\'s '
+        f"{report.sampled_from:,} cases (the smallest sha256 of the case ids).</p>"
     )

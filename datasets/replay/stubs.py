@@ -9,12 +9,14 @@ Two-stage match, per call:
    tools only, the tool's next unused recording.
 
 Writes never reach anything real: a matched write returns its recording; an unmatched write gets
-a synthetic receipt shaped like the tool's recorded responses (ids ``mock-...``), and a later
-read of that entity sees what was written. Every successful write is applied to the case's
-baseline state (``sandbox``): the final-state check judges the state the writes leave. A tool
-with no recording at all is a stub escape: ``StubEscape`` is raised inside the agent and
-reported. Every call is logged (``ServedCall``) for the assertions, with the tolerances that
-matched it.
+a synthetic receipt shaped like the tool's recorded responses (ids ``mock-...``). Every
+successful write is applied to the case's baseline state (``sandbox``; a synthetic write with
+what it gave, not what its receipt copied from the recording): the final-state check judges the
+state the writes leave, and once the replay's writes part from the recorded ones (a write
+dropped, changed, added or moved before a read), a read of an entity they touch is served the
+sandbox's fields over its recording. A tool with no recording at all is a stub escape:
+``StubEscape`` is raised inside the agent and reported. Every call is logged (``ServedCall``)
+for the assertions, with the tolerances that matched it.
 
 The same object carries the other boundaries (``boundaries``): ``tools.llm.complete(...)`` and
 ``tools.route(name, payload)`` serve the recorded model and route steps; names given as ``live``
@@ -26,6 +28,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import operator
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -38,17 +41,18 @@ from golden_distill.datasets.canonical_json import (
     normalise_volatile_keys,
 )
 from golden_distill.datasets.case import Step
-from golden_distill.datasets.replay.boundaries import ModelStub, RouteStub
+from golden_distill.datasets.replay.boundaries import BoundaryStubs, awaited, settle
 from golden_distill.datasets.replay.config import MatchingSection
 from golden_distill.datasets.replay.contract import StubEscape, ToolCallError, parse_json
 from golden_distill.datasets.replay.normalise import Normaliser, recorded_defaults
 from golden_distill.datasets.replay.sandbox import (
-    MOCK_KEY,
     State,
     Write,
     apply_writes,
     baseline_state,
-    is_id_key,
+    own_effect,
+    receipt,
+    sandboxed_read,
 )
 
 #: How a call was served.
@@ -57,8 +61,6 @@ EXACT, TOLERANT, NEXT_UNUSED, SYNTHETIC, EXHAUSTED, ESCAPE, LIVE = (
 )  # fmt: skip
 #: Tool kinds an agent calls (model/route steps are not tools).
 TOOL_KINDS = ("tool", "handoff")
-#: The other boundaries (``tools.llm``, ``tools.route``).
-BOUNDARY_KINDS = ("model", "route")
 _CONTAINERS = frozenset({dict, list})
 _SORT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
@@ -83,6 +85,13 @@ def _plain(value: Any, volatile: frozenset[str]) -> bool:
     return not isinstance(value, dict | list)  # a scalar; a dict/list subclass takes the full path
 
 
+def _parsed(arguments: Any) -> Any:
+    """Arguments given as JSON text, parsed."""
+    if isinstance(arguments, bytes):
+        arguments = arguments.decode()
+    return parse_json(arguments) if isinstance(arguments, str) else arguments
+
+
 @dataclass(slots=True)
 class ServedCall:
     """One call the agent made and how the stubs answered it."""
@@ -102,7 +111,7 @@ class ServedCall:
     tolerances: tuple[str, ...] = ()  # what a tolerant match forgave (``normalise``)
 
 
-class VirtualTools:
+class VirtualTools(BoundaryStubs):
     """The ``ToolStub`` of one case: its tools, its model (``llm``) and routes (``route``)."""
 
     def __init__(
@@ -119,8 +128,8 @@ class VirtualTools:
         self.matching = matching
         self.live = live or {}
         self.baseline = baseline  # the case's baseline state (JSON text)
-        self._llm: ModelStub | None = None
-        self._routes: RouteStub | None = None
+        self._llm = None
+        self._routes = None
         self._defaults: dict[str, Any] | None = None
         # a frozenset is taken as already normalised (replay_cases normalises once per run)
         self.volatile = (
@@ -131,9 +140,10 @@ class VirtualTools:
         self._normaliser: Normaliser | None = None  # built on the first tolerant match
         self.calls = 0  # tool calls made (the replay clock ticks once per call: determinism)
         self.log: list[ServedCall] = []
-        #: entity id -> fields synthetic writes wrote (later reads of it see them)
-        self.written: dict[str, dict[str, Any]] = {}
         self._used: set[int] = set()
+        self._synthetic = False  # a write the recording never matched was made
+        self._writes_used = 0  # recorded writes served so far ...
+        self._last_write = -1  # ... and the latest recorded seq among them
         exact: dict[tuple[str, str], list[Step]] = {}
         writes: dict[str, bool] = {}  # a tool with any call not known to be a read is a write
         for step in self.steps:
@@ -144,6 +154,9 @@ class VirtualTools:
             exact.setdefault((name, digest), []).append(step)
             writes[name] = writes.get(name, False) or step.is_mutating is not False
         self._exact, self._writes = exact, writes
+        #: the recorded writes' seqs, in order: a read at seq s follows the first
+        #: ``bisect_left(_write_seqs, s)`` of them
+        self._write_seqs = [s.seq for s in self.steps if writes[s.name]]
         self._tools: dict[str, list[Step]] | None = None  # built on the first inexact call
 
     @property
@@ -161,39 +174,12 @@ class VirtualTools:
         the same case starts fresh on the same index."""
         self.calls = 0
         self.log = []
-        self.written = {}
         self._used = set()
+        self._synthetic = False
+        self._writes_used = 0
+        self._last_write = -1
         self._llm = None
         self._routes = None
-
-    @property
-    def llm(self) -> ModelStub:
-        """The model boundary: ``llm.complete(messages, **params)``."""
-        if self._llm is None:
-            self._llm = ModelStub(self.all_steps, self.live)
-        return self._llm
-
-    def route(self, name: str, payload: Any = None) -> Any:
-        """The recorded decision of route ``name`` (by occurrence), or its live one."""
-        if self._routes is None:
-            self._routes = RouteStub(self.all_steps, self.live)
-        return self._routes(name, payload)
-
-    @property
-    def model_log(self) -> list[Any]:
-        """The model calls made (``BoundaryCall``); empty when the agent never used ``llm``."""
-        return self._llm.log if self._llm is not None else []
-
-    @property
-    def boundary_log(self) -> list[Any]:
-        """Model and route calls made (``BoundaryCall``), model calls first."""
-        return [*(self._llm.log if self._llm else ()), *(self._routes.log if self._routes else ())]
-
-    def recorded_boundaries(self) -> list[Step]:
-        """The recorded model and route steps (one pass; most cases have none)."""
-        if len(self.all_steps) == len(self.steps):
-            return []
-        return [s for s in self.all_steps if s.kind in BOUNDARY_KINDS]
 
     @property
     def recorded_defaults(self) -> dict[str, Any]:
@@ -224,13 +210,31 @@ class VirtualTools:
         return apply_writes(baseline_state(self.baseline), writes, self.volatile)
 
     def replayed_state(self) -> State:
-        """The baseline after the writes this replay made (each with the response served)."""
+        """The baseline after the writes this replay made (each with the response served; a
+        synthetic receipt only with its ids: its other fields are the recording's)."""
         writes: list[Write] = [
-            (c.name, c.arguments, parse_json(c.response))
+            (c.name, c.arguments, own_effect(parse_json(c.response), c.match == SYNTHETIC))
             for c in self.log
             if c.is_write and c.status == "ok" and c.match != ESCAPE
         ]
         return apply_writes(baseline_state(self.baseline), writes, self.volatile)
+
+    def _state_before(self, seq: int) -> State:
+        """The baseline after the recorded successful writes before step ``seq``."""
+        writes: list[Write] = [
+            (s.name, parse_json(s.arguments), parse_json(s.response))
+            for s in self.steps
+            if s.seq < seq and s.status == "ok" and self.is_write(s.name)
+        ]
+        return apply_writes(baseline_state(self.baseline), writes, self.volatile)
+
+    def _sandboxed(self, name: str, arguments: Any, response: str | None, seq: int) -> str | None:
+        """A read's recorded response with the sandbox's fields of the entities it names."""
+        value, touched = sandboxed_read(
+            name, arguments, copy.deepcopy(parse_json(response)), self._state_before(seq),
+            self.replayed_state(), self._writes,
+        )  # fmt: skip
+        return orjson.dumps(value).decode() if touched else response
 
     @property
     def normaliser(self) -> Normaliser:
@@ -254,14 +258,25 @@ class VirtualTools:
 
     # -- the ToolStub contract ---------------------------------------------------------------
     async def acall(self, name: str, arguments: Any = None) -> Any:
-        """``call`` for ``async`` agents."""
+        """``call`` for ``async`` agents (an ``async def`` live implementation awaited)."""
+        if self.live and name in self.live and not self._writes.get(name):
+            self.calls += 1
+            arguments = _parsed(arguments)
+            answer = await awaited(self.live[name](arguments))
+            return self._served_live(name, arguments, self._canonical(arguments), answer)
         return self.call(name, arguments)
+
+    def _served_live(self, name: str, arguments: Any, canonical: bytes, answer: Any) -> Any:
+        log = self.log
+        log.append(ServedCall(len(log), name, arguments, canonical.decode(), False, LIVE, None,
+                              orjson.dumps(answer).decode(), "ok", None))  # fmt: skip
+        return answer
 
     def call(self, name: str, arguments: Any = None) -> Any:
         """The recorded response (parsed JSON); ``ToolCallError`` for a recorded failure."""
         self.calls += 1
         if type(arguments) is str or type(arguments) is bytes:
-            arguments = parse_json(arguments if isinstance(arguments, str) else arguments.decode())
+            arguments = _parsed(arguments)
         volatile = self.volatile
         # fast paths (inlined: this runs on every call): a flat object without volatile keys
         # (checked in C), or anything else with nothing to strip, only needs sorting
@@ -276,10 +291,8 @@ class VirtualTools:
         log = self.log
         write = self._writes.get(name)
         if self.live and name in self.live and not write:  # a read sent to its live system
-            answer = self.live[name](arguments)
-            log.append(ServedCall(len(log), name, arguments, canonical.decode(), False, LIVE,
-                                  None, orjson.dumps(answer).decode(), "ok", None))  # fmt: skip
-            return answer
+            answer = settle(self.live[name](arguments), name)
+            return self._served_live(name, arguments, canonical, answer)
         if write is None:  # no recording of this tool at all
             log.append(ServedCall(len(log), name, arguments, canonical.decode(), True, ESCAPE,
                                   None, None, "error", "stub escape"))  # fmt: skip
@@ -297,11 +310,23 @@ class VirtualTools:
         if step is not None:
             used.add(step.seq)
             response, status, error = step.response, step.status, step.error
+            if write:
+                self._writes_used += 1
+                self._last_write = max(self._last_write, step.seq)
         else:
             response, status, error = self._unmatched(name, arguments, write), "ok", None
             how = SYNTHETIC if write else EXHAUSTED
-        if self.written and not write and status == "ok":
-            response = self._with_state(arguments, response)
+            self._synthetic = self._synthetic or write
+        if not write and status == "ok":
+            # the writes served so far part from the recorded writes before this read (inline:
+            # this runs on every read)
+            at = step.seq if step is not None else self._by_tool[name][-1].seq
+            if (
+                self._synthetic
+                or self._last_write > at
+                or self._writes_used != bisect_left(self._write_seqs, at)
+            ):
+                response = self._sandboxed(name, arguments, response, at)
         seq = None if step is None or how is EXHAUSTED else step.seq
         log.append(ServedCall(len(log), name, arguments, canonical.decode(), write, how, seq,
                               response, status, error, tolerances))  # fmt: skip
@@ -331,64 +356,11 @@ class VirtualTools:
         return None, "", ()
 
     def _unmatched(self, name: str, arguments: Any, write: bool) -> str | None:
-        """A synthetic receipt for a write (and the state table updated); for a read whose
-        recordings are all used, its last recording again (reads are repeatable)."""
+        """A synthetic receipt for a write; for a read whose recordings are all used, its last
+        recording again (reads are repeatable)."""
         calls = self._by_tool[name]
         if not write:
             return calls[-1].response
         n = sum(1 for c in self.log if c.match == SYNTHETIC) + 1
         template = next((parse_json(c.response) for c in calls if c.status == "ok"), None)
-        receipt = _receipt(template, arguments, f"mock-{name}-{n}")
-        if isinstance(arguments, dict):
-            written = {k: v for k, v in arguments.items() if not is_id_key(k)}
-            for entity in _id_values(arguments):
-                self.written.setdefault(entity, {}).update(written)
-        return orjson.dumps(receipt).decode()
-
-    def _with_state(self, arguments: Any, response: str | None) -> str | None:
-        """A read of an entity a synthetic write changed sees the written fields."""
-        hits = [self.written[e] for e in _id_values(arguments) if e in self.written]
-        if not hits:
-            return response
-        value = parse_json(response)
-        if not isinstance(value, dict):
-            value = {}
-        value = copy.deepcopy(value)
-        for written in hits:
-            value.update(written)
-        return orjson.dumps(value).decode()
-
-
-def _id_values(value: Any) -> list[str]:
-    """String values under id-like keys, at any depth."""
-    found: list[str] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str | int) and not isinstance(item, bool) and is_id_key(str(key)):
-                found.append(str(item))
-            elif isinstance(item, dict | list):
-                found.extend(_id_values(item))
-    elif isinstance(value, list):
-        for item in value:
-            found.extend(_id_values(item))
-    return found
-
-
-def _receipt(template: Any, arguments: Any, mock_id: str) -> Any:
-    """``template`` (a recorded response) with ids replaced by ``mock_id`` and fields the call
-    gave taken from its arguments."""
-    if not isinstance(template, dict):
-        return {"id": mock_id, MOCK_KEY: True}
-    args = arguments if isinstance(arguments, dict) else {}
-    out: dict[str, Any] = {}
-    for key, value in template.items():
-        if is_id_key(key) and isinstance(value, str | int) and not isinstance(value, bool):
-            out[key] = args.get(key, mock_id)  # the entity the call named, else a new mock id
-        elif key in args:
-            out[key] = args[key]
-        elif isinstance(value, dict):
-            out[key] = _receipt(value, {}, mock_id)
-        else:
-            out[key] = value
-    out[MOCK_KEY] = True
-    return out
+        return orjson.dumps(receipt(template, arguments, f"mock-{name}-{n}")).decode()

@@ -19,6 +19,7 @@ from golden_distill.flows.cli.store_access import (
     guard,
     open_ref,
     open_store,
+    publish_config,
     trusted_keys,
 )
 
@@ -53,9 +54,15 @@ def strength_cmd(
         list[str] | None, typer.Option("--mutant", help="Only these mutants; repeatable.")
     ] = None,
     min_kill_share: Annotated[
-        float,
-        typer.Option("--min-kill-share", min=0.0, max=1.0, help="Flag the set below this."),
-    ] = 0.8,
+        float | None,
+        typer.Option(
+            "--min-kill-share",
+            min=0.0,
+            max=1.0,
+            help="Flag the set below this (default: publish.strength.min_kill_share of --config).",
+        ),
+    ] = None,
+    config: ConfigOpt = None,
     as_json: JsonOpt = False,
     public_key: PublicKeyOpt = None,
 ) -> None:
@@ -65,8 +72,9 @@ def strength_cmd(
     called; a read skipped; another intent), and count the cases whose replay the gate fails.
 
     Prints the kill share of the whole set, per mutant, funnel, split and cluster, beside the
-    baseline. Exit code: 0 the set kills at least `--min-kill-share`, 1 it is flagged (kills
-    less), 2 a usage or data error.
+    baseline. Exit code: 0 the set kills at least `--min-kill-share` (default: the
+    `publish.strength.min_kill_share` of `--config`, 0.8 shipped), 1 it is flagged (kills less),
+    2 a usage or data error.
 
     Example: `golden sets strength nightly@latest --store ./golden-store --min-kill-share 0.85`
     """
@@ -76,11 +84,14 @@ def strength_cmd(
     from golden_distill.datasets.replay.strength import measure_strength, strength_lines
     from golden_distill.filters.curation_config import SPLITS
 
+    if min_kill_share is None:
+        min_kill_share = publish_config(config).strength.min_kill_share
+    share: float = min_kill_share
     for name in mutant or []:
         _check_choice("--mutant", name, list(MUTANTS))
     _check_choice("--split", split, list(SPLITS))
-    fs = open_store(store, storage_options, None)
-    config = guard(lambda: load_replay_config(gate or SHIPPED_GATE))
+    fs = open_store(store, storage_options, config)
+    gate_config = guard(lambda: load_replay_config(gate or SHIPPED_GATE))
     golden = guard(lambda: open_ref(fs, ref, public_key=trusted_keys(public_key)))
     _check_choice("--funnel", funnel, sorted(golden.manifest["counts"].get("per_funnel", {})))
 
@@ -88,10 +99,10 @@ def strength_cmd(
         cases = (c.case for c in golden.cases(funnel=funnel, split=split))
         return measure_strength(
             cases,
-            config,
+            gate_config,
             volatile_keys=golden.volatile_keys,
             mutants=mutant or None,
-            min_kill_share=min_kill_share,
+            min_kill_share=share,
             baseline_version=f"{golden.name}@{golden.version}",
         )
 

@@ -26,6 +26,7 @@ td,th{padding:.2rem .7rem;border-bottom:1px solid #eee;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 .meta td{border:none;padding:.1rem .7rem .1rem 0}.muted{color:#777}
 svg text{font-family:system-ui,sans-serif;fill:#222}
+.flag{color:#b00020;font-weight:bold}
 """
 
 
@@ -281,6 +282,18 @@ def _field_inventory(stats: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _strength(stats: dict[str, Any]) -> str:
+    """The version's kill share (flows/tasks/strength_step.py), flagged below the share."""
+    figures = stats.get("strength")
+    if not figures:
+        return ""
+    if "error" in figures:
+        return _section("Strength", f"<p>not measured: {escape(str(figures['error']))}</p>")
+    from golden_distill.datasets.replay.strength import StrengthReport, strength_section
+
+    return strength_section(StrengthReport.from_dict(figures))
+
+
 def render_report(stats: dict[str, Any]) -> str:
     """The report page for one run's ``stats`` (see flows/tasks/publish.py for the keys)."""
     version = stats.get("version")
@@ -357,6 +370,7 @@ def render_report(stats: dict[str, Any]) -> str:
             "Coverage gap: this run's traffic with no case in the set", coverage_gap_section(stats)
         ),
         _section("Drift against the pinned version", _drift(stats)),
+        _strength(stats),
         _section("Run time per stage (seconds)", _stage_times(stats)),
     ]
     return (

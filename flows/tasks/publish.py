@@ -50,6 +50,7 @@ from golden_distill.flows.tasks.run_stats import (
     merge_shard_stats,
 )
 from golden_distill.flows.tasks.selection_result import Selection
+from golden_distill.flows.tasks.strength_step import version_strength
 from golden_distill.redaction.inventory import new_paths
 
 
@@ -189,6 +190,13 @@ def _publish_parts(job: PublishJob, parts_dir: Path) -> PublishOutcome:
             [r.signatures_path for r in job.results], parts, resolved.config, resolved.work
         )
         stats["stage_seconds"]["coverage_gap"] = round(time.perf_counter() - mark, 3)
+        config = resolved.config
+        measured = version_strength(
+            parts, case_ids, config.publish.strength, config.ingest.volatile_keys
+        )
+        if measured is not None:
+            stats.update(measured)
+            stats["stage_seconds"]["strength"] = measured["strength"]["seconds"]
     except Exception as exc:
         raise StageError("report", describe(exc)) from None
     try:

@@ -5,6 +5,7 @@ re-raised; a count mismatch says the fixture needs re-recording."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pyarrow as pa
@@ -14,7 +15,15 @@ from typer.testing import CliRunner
 
 from golden_distill.datasets.canonical_json import canonical_args_sha256
 from golden_distill.datasets.case import Agent, Case, Context, Outcome, Step
-from golden_distill.datasets.replay import AgentResult, ToolCallError, replay_case, replay_cases
+from golden_distill.datasets.replay import (
+    AgentResult,
+    AgentUsageError,
+    ModelResponse,
+    ToolCallError,
+    register_live,
+    replay_case,
+    replay_cases,
+)
 from golden_distill.datasets.replay.boundaries import FixtureMismatch, LiveError
 from golden_distill.datasets.schema import CASE_SCHEMA
 from golden_distill.datasets.store.publish import publish_version
@@ -184,3 +193,73 @@ def test_the_re_issuing_agent_replays_model_and_route_steps_in_place() -> None:
     assert run.result.answer == "Refunded 120 EUR."
     # every recorded boundary served once, in recorded order
     assert run.check.replayed_calls == run.check.recorded_calls == 2
+
+
+LOOPS: list[tuple[str, object]] = []
+
+
+@register_live("gpt-test")
+async def _live_model(messages, **params):
+    await asyncio.sleep(0)
+    LOOPS.append(("model", asyncio.get_running_loop()))
+    return ModelResponse("an async live answer", tokens=3)
+
+
+@register_live("triage")
+async def _live_route(payload):
+    await asyncio.sleep(0)
+    LOOPS.append(("route", asyncio.get_running_loop()))
+    return "async-queue"
+
+
+@register_live("kb_search")
+async def _live_search(arguments):
+    await asyncio.sleep(0)
+    LOOPS.append(("kb_search", asyncio.get_running_loop()))
+    return {"hits": ["live-" + arguments["query"]]}
+
+
+ASYNC_LIVE = ["gpt-test", "triage", "kb_search"]
+
+
+def test_async_live_implementations_are_awaited_on_the_agents_loop() -> None:
+    LOOPS.clear()
+    seen = {}
+
+    async def agent(case, tools):
+        seen["loop"] = asyncio.get_running_loop()
+        plan = await tools.llm.acomplete([{"role": "user", "content": "hi"}])
+        queue = await tools.aroute("triage", {"text": "hi"})
+        hits = await tools.acall("kb_search", {"query": "refund"})
+        await tools.acall("erp_refund", {"orderId": "O-1", "amount": 120})
+        return AgentResult(answer=plan.content, intent=queue, final_state=str(hits))
+
+    run = replay_cases([_case()], agent, baseline_version="x", live=ASYNC_LIVE)
+    result = run.runs[0].result
+    assert (result.answer, result.intent) == ("an async live answer", "async-queue")
+    assert result.final_state == "{'hits': ['live-refund']}"
+    assert [k for k, _ in LOOPS] == ["model", "route", "kb_search"]
+    assert all(loop is seen["loop"] for _, loop in LOOPS)  # the agent's own event loop
+    assert [c.match for c in run.runs[0].calls] == ["live", "exact"]
+
+
+def test_a_plain_agent_runs_async_live_implementations_to_completion() -> None:
+    LOOPS.clear()
+    run = replay_cases([_case()], agents.model_agent, baseline_version="x", live=ASYNC_LIVE)
+    case_run = run.runs[0]
+    assert case_run.agent_error is None
+    assert (case_run.result.answer, case_run.result.intent) == (
+        "an async live answer",
+        "async-queue",
+    )
+    assert [k for k, _ in LOOPS] == ["model", "route", "kb_search", "model"]
+    assert len({id(loop) for _, loop in LOOPS}) == 1  # one loop kept across the calls
+
+
+def test_an_async_agent_not_awaiting_an_async_live_implementation_is_a_usage_error() -> None:
+    async def agent(case, tools):
+        tools.call("kb_search", {"query": "refund"})  # not awaited: its loop is busy
+        return AgentResult()
+
+    with pytest.raises(AgentUsageError, match=r"live 'kb_search' is async .* await the call"):
+        replay_cases([_case()], agent, baseline_version="x", live=["kb_search"])

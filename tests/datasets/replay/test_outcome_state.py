@@ -217,3 +217,68 @@ def test_a_reviewers_corrected_label_is_compared_even_with_a_state() -> None:
         return AgentResult(final_state="order_held_for_review")
 
     assert replay_case(fixed, case).check.diffs == []
+
+
+SHIPPED_READ = _step(
+    3, "erp_get_order", '{"orderId":"O-1"}', '{"orderId":"O-1","status":"SHIPPED"}', False
+)
+
+
+def _reads_after(*writes):
+    """An agent that reads the order, makes ``writes``, reads it again (what it saw is kept)."""
+    seen: list[dict] = []
+
+    def agent(case, tools):
+        seen.append(tools.call("erp_get_order", {"orderId": "O-1"}))
+        for args in writes:
+            tools.call("erp_update_order", args)
+        seen.append(tools.call("erp_get_order", {"orderId": "O-1"}))
+        return AgentResult()
+
+    return agent, seen
+
+
+def test_a_read_after_a_skipped_write_sees_the_baseline() -> None:
+    agent, seen = _reads_after()  # the SHIPPED write skipped
+    run = replay_case(agent, _case([READ, SHIP, SHIPPED_READ]))
+    assert [s["status"] for s in seen] == ["PENDING", "PENDING"]  # not the recorded SHIPPED
+    (row,) = [d for d in run.check.diffs if d.diff_type == "final_state_diff"]
+    assert row.position == "entities order:O-1"
+    assert 'order:O-1.status: recorded "SHIPPED", replayed "PENDING"' in row.detail
+    # a faithful replay reads what was recorded
+    agent, seen = _reads_after({"orderId": "O-1", "status": "SHIPPED"})
+    assert replay_case(agent, _case([READ, SHIP, SHIPPED_READ])).check.diffs == []
+    assert [s["status"] for s in seen] == ["PENDING", "SHIPPED"]
+
+
+def test_a_read_after_a_changed_write_sees_the_sandbox_not_the_recording() -> None:
+    # the write changes another field: the status the recorded write set is not there
+    agent, seen = _reads_after({"orderId": "O-1", "priority": "high"})
+    run = replay_case(agent, _case([READ, SHIP, SHIPPED_READ]))
+    assert seen[1] == {"orderId": "O-1", "status": "PENDING", "priority": "high"}
+    (row,) = [d for d in run.check.diffs if d.diff_type == "final_state_diff"]
+    assert row.position == "entities order:O-1"
+    # a field only the recorded write gave is not shown once that write is dropped
+    noted = _step(1, "erp_update_order", SHIP.arguments,
+                  '{"orderId":"O-1","status":"SHIPPED","carrier":"DHL"}', True)  # fmt: skip
+    read = _step(3, "erp_get_order", '{"orderId":"O-1"}',
+                 '{"orderId":"O-1","status":"SHIPPED","carrier":"DHL"}', False)  # fmt: skip
+    agent, seen = _reads_after()
+    replay_case(agent, _case([READ, noted, read]))
+    assert seen[1] == {"orderId": "O-1", "status": "PENDING"}
+
+
+def test_a_listing_read_after_a_skipped_write_shows_the_baseline_for_that_entity() -> None:
+    listing = '[{"orderId":"O-1","status":"SHIPPED"},{"orderId":"O-2","status":"SHIPPED"}]'
+    seen = {}
+
+    def agent(case, tools):  # skips the write, then lists the orders
+        seen["orders"] = tools.call("erp_list_orders", {"orderIds": ["O-1", "O-2"]})
+        return AgentResult()
+
+    later = _step(3, "erp_list_orders", '{"orderIds":["O-1","O-2"]}', listing, False)
+    replay_case(agent, _case([SHIP, later]))
+    assert seen["orders"] == [
+        {"orderId": "O-1", "status": "PENDING"},  # the sandbox's
+        {"orderId": "O-2", "status": "SHIPPED"},  # as recorded: no write of it was skipped
+    ]

@@ -14,7 +14,9 @@ from golden_distill.datasets.replay.contract import ReplayInput
 from golden_distill.datasets.replay.mutants import MUTANTS
 from golden_distill.datasets.replay.runner import baseline_calls
 from golden_distill.datasets.replay.strength import (
+    StrengthReport,
     measure_strength,
+    sample_case_ids,
     strength_lines,
     strength_section,
 )
@@ -110,3 +112,40 @@ def test_cli_flags_a_set_below_its_share(generated_set) -> None:
     assert typo.exit_code == 2 and "did you mean 'drop_write'" in typo.output
     funnel = runner.invoke(app, [*base, "--funnel", "recovry"])
     assert funnel.exit_code == 2 and "--funnel 'recovry'" in funnel.output
+
+
+def test_the_sample_does_not_depend_on_order_and_fits_are_not_sampled() -> None:
+    ids = [f"case-{i:03d}" for i in range(50)]
+    chosen = sample_case_ids(ids, 10)
+    assert chosen is not None and len(chosen) == 10
+    assert sample_case_ids(list(reversed(ids)), 10) == chosen
+    # a case kept in a grown set's sample was in the smaller set's sample too
+    assert sample_case_ids([*ids, *(f"new-{i}" for i in range(50))], 10) <= chosen | {
+        f"new-{i}" for i in range(50)
+    }
+    assert sample_case_ids(ids, 50) is None
+
+
+def test_the_run_stats_render_the_same_section(generated_set) -> None:
+    cases, volatile = _cases(generated_set)
+    report = measure_strength(cases[:30], volatile_keys=volatile, min_kill_share=0.99)
+    report.sampled_from = 200
+    summary = orjson.loads(orjson.dumps(report.summary()))  # what the manifest keeps
+    assert "survivors" not in summary and "by_cluster" not in summary
+    back = StrengthReport.from_dict(summary)
+    assert back.flagged is report.flagged is True
+    assert strength_section(back) == strength_section(report)
+    assert "FLAGGED" in strength_section(back) and "30 of the set's 200" in strength_section(back)
+
+
+def test_cli_takes_the_share_from_the_config(generated_set, tmp_path) -> None:
+    store, ref = generated_set
+    cases, volatile = _cases(generated_set)
+    share = measure_strength(cases, volatile_keys=volatile).share
+    base = ["sets", "strength", ref, "--store", store, "--config"]
+    for min_share, code in ((share + 0.01, 1), (share - 0.01, 0)):
+        config = tmp_path / f"{code}.yaml"
+        config.write_text(f"publish:\n  strength:\n    min_kill_share: {min_share:.4f}\n")
+        result = runner.invoke(app, [*base, str(config), "--json"])
+        assert result.exit_code == code, result.output
+        assert orjson.loads(result.output)["min_kill_share"] == round(min_share, 4)

@@ -1,5 +1,5 @@
 """Virtual tool stubs: retries replay in order, stage-2 tolerant matches, synthetic receipts and
-the state table, stub escapes, and determinism (clock, uuid, secrets, random) across replays."""
+the write sandbox, stub escapes, and determinism (clock, uuid, secrets, random) across replays."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def test_unmatched_write_gets_a_mock_receipt_and_later_reads_see_it() -> None:
         "orderId": "O-1", "updated": True, "confirmationId": "mock-erp_update_order-1",
         "mock": True,
     }  # fmt: skip
-    assert seen["order"]["status"] == "CANCELLED"  # from the state table, not the recording
+    assert seen["order"]["status"] == "CANCELLED"  # from the sandbox, not the recording
 
 
 def test_a_tool_never_recorded_is_a_stub_escape_raised_inside_the_agent() -> None:
