@@ -33,7 +33,7 @@ class FlowLimitsError(ValueError):
 class FlowLimits:
     timeout_seconds: float | None  # None: no timeout (`GOLDEN_FLOW_TIMEOUT_SECONDS=0`)
     retries: int
-    retry_delay_seconds: float
+    retry_delay_seconds: int  # whole seconds: Prefect's run policy holds an int
 
 
 def _number(environ: Mapping[str, str], name: str, default: float) -> float:
@@ -54,10 +54,10 @@ def flow_limits(environ: Mapping[str, str] | None = None) -> FlowLimits:
     env = os.environ if environ is None else environ
     timeout = _number(env, TIMEOUT_ENV, DEFAULT_TIMEOUT_SECONDS)
     retries = _number(env, RETRIES_ENV, 0.0)
-    if not retries.is_integer():
-        raise FlowLimitsError(f"{RETRIES_ENV}={env[RETRIES_ENV]!r}: must be a whole number")
+    delay = _number(env, RETRY_DELAY_ENV, 60.0)
+    for name, value in ((RETRIES_ENV, retries), (RETRY_DELAY_ENV, delay)):
+        if not value.is_integer():
+            raise FlowLimitsError(f"{name}={env[name]!r}: must be a whole number")
     return FlowLimits(
-        timeout_seconds=timeout or None,
-        retries=int(retries),
-        retry_delay_seconds=_number(env, RETRY_DELAY_ENV, 60.0),
+        timeout_seconds=timeout or None, retries=int(retries), retry_delay_seconds=int(delay)
     )

@@ -85,6 +85,10 @@ def test_the_deployment_sets_a_timeout_and_retries_that_the_flow_reads():
     env = _nightly()["work_pool"]["job_variables"]["env"]
     limits = flow_limits(env)
     assert limits.retries >= 1 and limits.retry_delay_seconds > 0
+    # whole seconds: Prefect's run policy holds an int (a float logs a serializer warning)
+    assert isinstance(limits.retry_delay_seconds, int)
+    with pytest.raises(FlowLimitsError, match="GOLDEN_FLOW_RETRY_DELAY"):
+        flow_limits({"GOLDEN_FLOW_RETRY_DELAY_SECONDS": "0.5"})
     assert limits.timeout_seconds and limits.timeout_seconds <= 24 * 3600
     # a run by hand: a timeout by default, no retries
     assert flow_limits({}).timeout_seconds and flow_limits({}).retries == 0
