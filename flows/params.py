@@ -208,7 +208,7 @@ def flow_signature() -> inspect.Signature:
         parameters.append(
             inspect.Parameter(
                 field.serialization_alias or name,
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                inspect.Parameter.KEYWORD_ONLY,  # the flow takes them as `**parameters`
                 default=default,
                 annotation=annotation,
             )
