@@ -16,7 +16,6 @@ Run it with `golden run` (local, no server to install) or as the `nightly` deplo
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime
 from typing import Any
 
 from prefect import flow
@@ -25,7 +24,7 @@ from golden_distill.flows import progress
 from golden_distill.flows.engine import LocalEngine, PrefectEngine
 from golden_distill.flows.errors import StageError, describe, set_error_log
 from golden_distill.flows.flow_limits import flow_limits
-from golden_distill.flows.params import DistillParams, ResolvedRun
+from golden_distill.flows.params import DistillParams, ResolvedRun, takes_run_params
 from golden_distill.flows.preflight import preflight, validate
 from golden_distill.flows.redact_stage import redact_selection
 from golden_distill.flows.set_guard import holding_set
@@ -52,44 +51,18 @@ LIMITS = flow_limits()
     retries=LIMITS.retries,
     retry_delay_seconds=LIMITS.retry_delay_seconds,
 )
-def distill(
-    sources: list[str] | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    config: str | None = None,
-    store_url: str | None = None,
-    set_name: str | None = None,
-    source_format: str | None = None,
-    dask_address: str | None = None,
-    work_dir: str | None = None,
-    force: bool = False,
-    rebuild: bool = False,
-    by_mtime: bool = False,
-    new_key: bool = False,
-) -> str:
+@takes_run_params
+def distill(**parameters: Any) -> str:
     """Distil the recordings of ``sources`` in ``[since, until)`` into a new version of a set.
 
-    Flat parameters (see flows/params.py for each), so a backfill sets one field:
-    ``prefect deployment run distill/nightly -p since=2026-11-20 -p until=2026-11-23``. Without
-    ``since``/``until`` a scheduled run reads from the set's watermark to its scheduled start
-    (flows/window.py). Returns the published version id.
+    Flat parameters, one per field of ``DistillParams`` (flows/params.py, where each is
+    documented; ``takes_run_params`` gives this function their signature), so a backfill sets
+    one field: ``prefect deployment run distill/nightly -p since=2026-11-20 -p until=2026-11-23``.
+    Without ``since``/``until`` a scheduled run reads from the set's watermark to its scheduled
+    start (flows/window.py). Returns the published version id.
     """
     try:
-        params = DistillParams(
-            config_path=config,
-            sources=list(sources or []),
-            since=since,
-            until=until,
-            store_url=store_url,
-            set_name=set_name,
-            source_format=source_format,
-            dask_address=dask_address,
-            work_dir=work_dir,
-            force=force,
-            rebuild=rebuild,
-            by_mtime=by_mtime,
-            new_key=new_key,
-        )
+        params = DistillParams.from_flow(parameters)
     except Exception as exc:
         raise StageError("validate", describe(exc)) from None
     return _distill(params)

@@ -7,17 +7,29 @@ so a typo in a config key or a missing input fails the run in the `validate` sta
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
 
-from golden_distill.datasets.sources.uris import display_uri
 from golden_distill.datasets.store.layout import LayoutError, check_set_name
-from golden_distill.flows.config import PipelineConfig, load_pipeline_config
 from golden_distill.flows.run_config import is_url
-from golden_distill.flows.work_folder import WorkFolder, work_folder
+
+if TYPE_CHECKING:  # loaded by the methods that need them: `golden --help` imports this module
+    from golden_distill.flows.config import PipelineConfig
+    from golden_distill.flows.work_folder import WorkFolder
 
 
 class RunParamsError(ValueError):
@@ -27,12 +39,20 @@ class RunParamsError(ValueError):
 
 
 class DistillParams(BaseModel):
-    """Everything one run of `distill` needs; config values fill what is not given here."""
+    """Everything one run of `distill` needs; config values fill what is not given here.
+
+    The one declaration of a run's parameters: the `distill` flow's signature (so the
+    deployment's parameter schema) and the `golden run` options are derived from these fields
+    (``flow_signature`` here, ``flows/cli/run_options.py``), so a new parameter is one field."""
 
     model_config = ConfigDict(extra="forbid")
 
     config_path: str | None = Field(
-        None, description="Pipeline YAML config (default: the shipped configs/nightly.yaml)."
+        None,
+        description="Pipeline YAML config (default: the shipped configs/nightly.yaml).",
+        # the flow (and so the deployment, prefect.yaml) names it `config`
+        validation_alias=AliasChoices("config_path", "config"),
+        serialization_alias="config",
     )
     sources: list[str] = Field(
         default_factory=list,
@@ -133,13 +153,17 @@ class DistillParams(BaseModel):
 
     def flow_parameters(self) -> dict[str, object]:
         """The `distill` flow's flat parameters for these values (only the ones given)."""
-        values = self.model_dump(exclude_defaults=True)
-        if "config_path" in values:
-            values["config"] = values.pop("config_path")
-        return values
+        return self.model_dump(exclude_defaults=True, by_alias=True)
+
+    @classmethod
+    def from_flow(cls, values: Mapping[str, Any]) -> DistillParams:
+        """The parameters of a flow call (named as in ``flow_signature``); None: not given."""
+        return cls.model_validate({k: v for k, v in values.items() if v is not None})
 
     def resolve(self) -> ResolvedRun:
         """Load the config and fill defaults: everything a run needs, checked, before any task."""
+        from golden_distill.flows.config import load_pipeline_config
+
         config = load_pipeline_config(self.config_path)
         run = config.run
         set_name = self.set_name or config.publish.set_name
@@ -165,6 +189,43 @@ class DistillParams(BaseModel):
             since=self.since,
             until=self.until,
         )
+
+
+def optional(field: FieldInfo) -> tuple[Any, Any]:
+    """A field's annotation and default for a caller that may leave it out: a field whose
+    default is built (a list) is ``None`` there, and None means "not given"."""
+    if field.default_factory is not None:
+        return field.annotation | None, None
+    return field.annotation, field.default
+
+
+def flow_signature() -> inspect.Signature:
+    """The `distill` flow's keyword parameters: one per field, named by its alias. Prefect
+    builds the deployment's parameter schema and validates runs from ``inspect.signature``."""
+    parameters = []
+    for name, field in DistillParams.model_fields.items():
+        annotation, default = optional(field)
+        parameters.append(
+            inspect.Parameter(
+                field.serialization_alias or name,
+                inspect.Parameter.KEYWORD_ONLY,  # the flow takes them as `**parameters`
+                default=default,
+                annotation=annotation,
+            )
+        )
+    return inspect.Signature(parameters, return_annotation=str)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def takes_run_params(fn: F) -> F:
+    """Give ``fn(**values)`` the flow signature of ``DistillParams`` (put it under ``@flow``)."""
+    signature = flow_signature()
+    fn.__signature__ = signature  # type: ignore[attr-defined]
+    fn.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
+    fn.__annotations__["return"] = signature.return_annotation
+    return fn
 
 
 #: A run's work folder is ``<run.work_dir>/sets/<set name>``: see ``set_folders``.
@@ -217,6 +278,8 @@ class ResolvedRun:
     def work_dir(self) -> Path:
         """The local work folder (a URL work folder has none: use ``work``)."""
         if self.config.run.remote_work:
+            from golden_distill.datasets.sources.uris import display_uri
+
             shown = display_uri(str(self.config.run.work_dir))  # the message is shown whole
             raise RunParamsError(f"the work folder {shown} is a URL, not a path")
         return Path(self.config.run.work_dir).resolve()
@@ -224,4 +287,6 @@ class ResolvedRun:
     @property
     def work(self) -> WorkFolder:
         """The run's work folder, local or behind an fsspec URL (flows/work_folder.py)."""
+        from golden_distill.flows.work_folder import work_folder
+
         return work_folder(self.config)

@@ -6,8 +6,6 @@ import contextlib
 import logging
 import os
 import threading
-from datetime import datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -17,7 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from golden_distill.datasets.quarantine import quarantine_hint
 from golden_distill.flows import progress
+from golden_distill.flows.cli.run_options import with_run_options
 from golden_distill.flows.errors import StageError, describe, find_stage_error
+from golden_distill.flows.params import DistillParams
 
 HELP = """Run the whole pipeline once: read -> funnels -> quotas + dedup -> redact -> publish.
 
@@ -124,61 +124,9 @@ class _Display:
         self.progress.stop()
 
 
+@with_run_options
 def run_command(
-    config: Annotated[
-        Path | None,
-        typer.Option("--config", "-c", help="Pipeline YAML (default: configs/nightly.yaml)."),
-    ] = None,
-    source: Annotated[
-        list[str] | None,
-        typer.Option("--source", "-s", help="Recording file, folder or glob (repeatable)."),
-    ] = None,
-    store: Annotated[
-        str | None, typer.Option("--store", help="Golden store folder or URL.")
-    ] = None,
-    set_name: Annotated[str | None, typer.Option("--set", help="Golden set name.")] = None,
-    since: Annotated[
-        datetime | None, typer.Option(help="Only runs recorded at/after this time (UTC).")
-    ] = None,
-    until: Annotated[
-        datetime | None, typer.Option(help="Only runs recorded before this time (UTC).")
-    ] = None,
-    source_format: Annotated[
-        str | None, typer.Option("--format", help="Force the input format (default: sniffed).")
-    ] = None,
-    dask_address: Annotated[
-        str | None, typer.Option("--dask-address", help="Run shard tasks on this Dask scheduler.")
-    ] = None,
-    work_dir: Annotated[
-        str | None,
-        typer.Option(
-            "--work-dir",
-            help="Intermediate files and cache: a folder, or an fsspec URL "
-            "(s3://bucket/golden-work) shared with Dask workers on other machines.",
-        ),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Publish even if nothing changed.")
-    ] = False,
-    rebuild: Annotated[
-        bool,
-        typer.Option(
-            "--rebuild", help="Build from the sources alone (not from the previous version)."
-        ),
-    ] = False,
-    new_key: Annotated[
-        bool,
-        typer.Option(
-            "--new-key",
-            help="Publish with a pseudonym key other than the set's (its key id is in the "
-            "manifest): a new lineage, built from the sources alone. Without it such a run "
-            "is refused (exit 2).",
-        ),
-    ] = False,
-    by_mtime: Annotated[
-        bool,
-        typer.Option("--by-mtime", help="Only read files modified inside --since/--until."),
-    ] = False,
+    *,
     local: Annotated[
         bool,
         typer.Option(
@@ -188,29 +136,14 @@ def run_command(
         ),
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
+    **values: Any,
 ) -> None:
+    """``values``: the run's parameters by field name (flows/cli/run_options.py)."""
     from golden_distill.flows.memory import eager_release_here
 
     eager_release_here()  # before anything loads polars
-    # heavy: loaded when the command runs, not for `golden --help`
-    from golden_distill.flows.params import DistillParams
-
     try:
-        params = DistillParams(
-            config_path=str(config) if config else None,
-            sources=list(source or []),
-            source_format=source_format,
-            since=since,
-            until=until,
-            store_url=store,
-            set_name=set_name,
-            dask_address=dask_address,
-            work_dir=work_dir or None,
-            force=force,
-            rebuild=rebuild,
-            by_mtime=by_mtime,
-            new_key=new_key,
-        )
+        params = DistillParams.from_flow(values)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
