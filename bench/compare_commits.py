@@ -34,6 +34,7 @@ Exits 0 whatever the verdict (a measurement); ``--strict`` exits 1 on a FAIL.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import shutil
@@ -132,8 +133,10 @@ def checkout(repo: Path, rev: str, out: Path) -> Path:
     dest = out / sha[:12] / "src"
     if (dest / ".git").exists() and git(dest, "rev-parse", "HEAD") == sha:
         return dest
-    if dest.exists():
-        git(repo, "worktree", "remove", "--force", str(dest))
+    if dest.exists():  # another commit checked out there by hand, or not a worktree at all
+        with contextlib.suppress(subprocess.CalledProcessError):
+            git(repo, "worktree", "remove", "--force", str(dest))
+        shutil.rmtree(dest, ignore_errors=True)
     dest.parent.mkdir(parents=True, exist_ok=True)
     # -f: a worktree registered at this path whose folder was deleted is taken over
     git(repo, "worktree", "add", "-f", "--detach", str(dest), sha)

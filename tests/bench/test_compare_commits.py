@@ -145,3 +145,13 @@ def test_a_side_importing_other_code_is_refused(repo, tmp_path):
     src = cc.checkout(repo, "HEAD~1", tmp_path / "out")
     with pytest.raises(SystemExit, match=r"imports golden_distill\.flows from"):
         cc.check_imports(cc.Side("baseline", "HEAD~1", src, {}))
+
+
+def test_a_folder_in_the_way_that_is_no_worktree_is_replaced(repo, tmp_path):
+    out = tmp_path / "out"
+    dest = out / git(repo, "rev-parse", "HEAD~1")[:12] / "src"
+    dest.mkdir(parents=True)
+    (dest / "stray").write_text("not a checkout")
+    assert cc.checkout(repo, "HEAD~1", out) == dest
+    assert "'first'" in (dest / "flows" / "__init__.py").read_text()
+    assert not (dest / "stray").exists()
