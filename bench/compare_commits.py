@@ -257,6 +257,11 @@ def verdict(baseline: Measurement, candidate: Measurement, sessions: int) -> lis
     ]
 
 
+def exit_code(checks: list[Check], strict: bool) -> int:
+    """0 for a measurement whatever it found; with ``strict``, 1 when a judged check failed."""
+    return 1 if strict and any(check.passed is False for check in checks) else 0
+
+
 def summary(name: str, runs: list[Measurement]) -> str:
     m = median_of(runs)
     each = ", ".join(f"{r.first.wall:.1f}" for r in runs)
@@ -332,8 +337,7 @@ def main() -> int:
         else:
             figure = f"{check.value:.3f} (limit {check.limit:.2f})"
         print(f"  {check.verdict:4s}  {check.name}: {figure}")
-    failed = any(check.passed is False for check in checks)
-    return 1 if failed and args.strict else 0
+    return exit_code(checks, args.strict)
 
 
 if __name__ == "__main__":

@@ -155,3 +155,11 @@ def test_a_folder_in_the_way_that_is_no_worktree_is_replaced(repo, tmp_path):
     assert cc.checkout(repo, "HEAD~1", out) == dest
     assert "'first'" in (dest / "flows" / "__init__.py").read_text()
     assert not (dest / "stray").exists()
+
+
+def test_exit_code_is_1_only_for_a_strict_fail():
+    slow = cc.verdict(run(100, 5), run(120, 5), sessions=1000)
+    fine = cc.verdict(run(100, 5), run(100, 5), sessions=1000)  # RSS n/a is no failure
+    assert cc.exit_code(slow, strict=False) == 0
+    assert cc.exit_code(slow, strict=True) == 1
+    assert cc.exit_code(fine, strict=True) == 0
