@@ -100,6 +100,8 @@ def repo(tmp_path: Path) -> Path:
     (repo / "pyproject.toml").write_text(
         '[tool.setuptools]\npackage-dir = { "golden_distill.flows" = "flows" }\n'
     )
+    (repo / "flows" / "cli.py").write_text("")
+    (repo / "flows" / "distill.py").write_text("")
     git(repo, "init", "-q")
     for which in ("first", "second"):
         (repo / "flows" / "__init__.py").write_text(f"WHICH = {which!r}\n")
@@ -163,3 +165,11 @@ def test_exit_code_is_1_only_for_a_strict_fail():
     assert cc.exit_code(slow, strict=False) == 0
     assert cc.exit_code(slow, strict=True) == 1
     assert cc.exit_code(fine, strict=True) == 0
+
+
+def test_warm_up_compiles_the_worktree_before_any_timed_run(repo, tmp_path):
+    side = cc.side_of(repo, "HEAD~1", "baseline", tmp_path / "out")
+    cache = side.root / "flows" / "__pycache__"
+    assert not cache.exists(), "a fresh worktree has no bytecode"
+    cc.warm_up(side)
+    assert {p.name.split(".")[0] for p in cache.glob("*.pyc")} >= {"__init__", "cli", "distill"}
