@@ -216,6 +216,54 @@ def start_server(env: dict[str, str], run_dir: Path) -> subprocess.Popen:
     sys.exit("prefect server did not start")
 
 
+def ensure_corpus(base: Path, sessions: int, shards: int) -> Path:
+    """The generated corpus of ``sessions`` sessions under ``base``, made once (not timed) and
+    reused by later invocations (the same seed builds the same corpus)."""
+    corpus = base / f"corpus-{sessions}"
+    if not (corpus / "_truth.json").exists():
+        from golden_distill.synthetic import generate_corpus
+
+        shutil.rmtree(corpus, ignore_errors=True)
+        t0 = time.perf_counter()
+        generate_corpus(corpus, sessions=sessions, seed=7, shards=shards)
+        print(f"generated {sessions:,} sessions in {time.perf_counter() - t0:.1f} s (not timed)")
+    return corpus
+
+
+def write_run_config(
+    run_dir: Path, runner: str, parallel: int, shipped: Path = REPO / "configs" / "nightly.yaml"
+) -> Path:
+    """``shipped`` (a checkout's nightly config) with only its run section replaced: this
+    runner, ``parallel`` shards at once, the work folder inside ``run_dir``."""
+    import yaml
+
+    config = yaml.safe_load(shipped.read_text())
+    config["run"] = {
+        "task_runner": runner,
+        "max_parallel_shards": parallel,
+        "dask_workers": parallel,
+        "work_dir": str(run_dir / "work"),
+    }
+    path = run_dir / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def run_command(config: Path, corpus: Path, store: Path) -> list[str]:
+    """`golden run` of ``corpus`` into the set `bench` of ``store``, as a module of whichever
+    `golden_distill` the child's environment imports."""
+    return [
+        sys.executable, "-m", "golden_distill.flows.cli", "run", "--config", str(config),
+        "--source", str(corpus), "--format", "native", "--store", str(store), "--set", "bench",
+    ]  # fmt: skip
+
+
+def run_env(run_dir: Path) -> dict[str, str]:
+    """The environment of a measured run: the bench's pseudonym key, Prefect's home in
+    ``run_dir`` (its own temporary API database)."""
+    return {**os.environ, "GOLDEN_PSEUDONYM_KEY": KEY, "PREFECT_HOME": str(run_dir / "prefect")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=100_000)
@@ -240,35 +288,13 @@ def main() -> None:
     args = parser.parse_args()
 
     base = Path(args.dir)
-    corpus = base / f"corpus-{args.sessions}"
     shards = args.shards or max(2, args.sessions // 10_000)
-    if not (corpus / "_truth.json").exists():
-        from golden_distill.synthetic import generate_corpus
-
-        shutil.rmtree(corpus, ignore_errors=True)
-        t0 = time.perf_counter()
-        generate_corpus(corpus, sessions=args.sessions, seed=7, shards=shards)
-        print(
-            f"generated {args.sessions:,} sessions in {time.perf_counter() - t0:.1f} s (not timed)"
-        )
+    corpus = ensure_corpus(base, args.sessions, shards)
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=base))
-    config = run_dir / "config.yaml"
-    config.write_text(
-        f"run:\n  task_runner: {args.runner}\n  max_parallel_shards: {args.parallel}\n"
-        f"  dask_workers: {args.parallel}\n  work_dir: {run_dir / 'work'}\n"
-    )
-    # Start from the shipped config, with only the run section replaced.
-    import yaml
-
-    shipped = yaml.safe_load((REPO / "configs" / "nightly.yaml").read_text())
-    shipped["run"] = yaml.safe_load(config.read_text())["run"]
-    config.write_text(yaml.safe_dump(shipped))
+    config = write_run_config(run_dir, args.runner, args.parallel)
     store = run_dir / "store"
-    env = {**os.environ, "GOLDEN_PSEUDONYM_KEY": KEY, "PREFECT_HOME": str(run_dir / "prefect")}
-    cmd = [
-        sys.executable, "-m", "golden_distill.flows.cli", "run", "--config", str(config),
-        "--source", str(corpus), "--format", "native", "--store", str(store), "--set", "bench",
-    ]  # fmt: skip
+    env = run_env(run_dir)
+    cmd = run_command(config, corpus, store)
 
     if args.base_cases:
         incremental(args, cmd, env, config, store, run_dir)
