@@ -303,8 +303,8 @@ def items() -> list[tuple[str, str, str, str, list[str], list[str]]]:
     imei2b = "86071504238917"
     imei2 = imei2b + luhn_digit(imei2b)
     ib_no = iban("NO", "86011117947")
-    ib_be = iban("BE", "539007547034")
-    ib_pl = iban("PL", "109010140000071219812874")
+    ib_be = iban("BE", "063184927505")
+    ib_pl = iban("PL", "102055610000481726350913")
     ib_se = iban("SE", "50000000058398257466")
     ib_ch = iban("CH", "0076204618273645T")
     ib_sa = iban("SA", "80000000608010167519")
