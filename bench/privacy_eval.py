@@ -13,7 +13,7 @@ the shard-wide name dictionary and propagation act as in a run). Per entity type
 * refusals: a case not published leaks nothing but is counted apart (refusing all is no pass).
 * precision: negatives (non-personal look-alikes) that no longer appear verbatim.
 
-    .venv/bin/python bench/privacy_eval.py [--half tuning|heldout|both]
+    .venv/bin/python bench/privacy_eval.py [--half tuning|heldout|both|fresh]
 """
 
 from __future__ import annotations
@@ -264,7 +264,12 @@ def report(name: str, t: Tally) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--half", choices=("tuning", "heldout", "both"), default="tuning")
+    ap.add_argument(
+        "--half",
+        choices=("tuning", "heldout", "both", "fresh"),
+        default="tuning",
+        help="fresh: the second held-out batch (README); never tune against it",
+    )
     ap.add_argument("--leaks", action="store_true", help="list leaked items (tuning half only)")
     args = ap.parse_args()
     redactor = default_redactor()
