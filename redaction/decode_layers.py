@@ -20,7 +20,10 @@ its whole original span (``text_map.py``), so the replacement removes all of it.
   words in a run of seven or more become digits (``spelled_digits.py``);
 * **mailto links**: every address of ``?cc=`` / ``&bcc=`` stands on its own;
 * **e-mail disguises**: ``name(at)domain.com``, ``name [at] domain [dot] com``, spaces around
-  ``@``; the word "at" only with "dot" words after it ("look at example.com" stays).
+  ``@``, other languages' words for "@" and "." ("arroba", "Klammeraffe", "собака",
+  "chiocciola", "apenstaartje", "małpa", "arobase"; "punto", "Punkt", "точка", "point",
+  "kropka", "punt"); the English word "at" only with dot words after it ("look at
+  example.com" stays).
 
 The confusable table is hand-written: no maintained package in the environment offers one
 (Unicode's confusables.txt is not shipped with Python); it lists the letters that render like
@@ -209,42 +212,68 @@ def _letter_digits(text: str) -> tuple[str, Mapping]:
 
 
 # --- e-mail disguises ----------------------------------------------------------------------
-_BRACKET_AT = r"[(\[{<]\s*at\s*[)\]}>]"
-_BRACKET_DOT = r"[(\[{<]\s*dot\s*[)\]}>]"
-_LOCAL = r"(?<![A-Za-z0-9._%+\-])([A-Za-z0-9._%+\-]+)"
-#: A bracketed "at" or an @ with spaces: the domain may use real dots or dot words.
+#: Words for "@" and "." in the languages users write to agents in (es/pt, de, ru, it, nl, pl,
+#: fr): "juan arroba ejemplo punto com", "max punkt muster klammeraffe beispiel punkt de".
+_AT_WORDS = ("arroba", "klammeraffe", "собака", "chiocciola", "apenstaartje", "małpa", "malpa",
+             "arobase")  # fmt: skip
+_DOT_WORDS = ("dot", "punto", "punkt", "точка", "point", "kropka", "punt", "ponto")
+_FOREIGN_AT = "(?:" + "|".join(_AT_WORDS) + ")"
+_DOT_WORD = "(?:" + "|".join(_DOT_WORDS) + ")"
+_BRACKET_AT = rf"[(\[{{<]\s*(?:at|{_FOREIGN_AT})\s*[)\]}}>]"
+_BRACKET_DOT = rf"[(\[{{<]\s*{_DOT_WORD}\s*[)\]}}>]"
+_SPELLED_DOT = rf"(?:\s*{_BRACKET_DOT}\s*|\s+{_DOT_WORD}\s+)"
+#: The local part: its dots may be spelled too ("max punkt muster klammeraffe ..."), when an
+#: "@" or a word for it follows the last part.
+_LOCAL_PART = r"[A-Za-z0-9._%+\-]+"
+_AT_AHEAD = rf"(?:\s*{_BRACKET_AT}|\s*@|\s+(?:at|{_FOREIGN_AT})\s)"
+_LOCAL = (
+    rf"(?<![A-Za-z0-9._%+\-])((?:{_LOCAL_PART}{_SPELLED_DOT}"
+    rf"(?=(?:{_LOCAL_PART}{_SPELLED_DOT})*{_LOCAL_PART}{_AT_AHEAD}))*{_LOCAL_PART})"
+)
+#: A bracketed "at", an @ with spaces or another language's word for it: the domain may use
+#: real dots or dot words.
 _EMAIL_DISGUISE = re.compile(
-    rf"{_LOCAL}(?:\s*{_BRACKET_AT}\s*|\s+@\s*|\s*@\s+)([A-Za-z0-9\-]+)"
-    rf"((?:(?:\s*{_BRACKET_DOT}\s*|\s+dot\s+|\.)[A-Za-z0-9\-]+)+)",
+    rf"{_LOCAL}(?:\s*{_BRACKET_AT}\s*|\s+@\s*|\s*@\s+|\s+{_FOREIGN_AT}\s+)([A-Za-z0-9\-]+)"
+    rf"((?:(?:{_SPELLED_DOT}|\.)[A-Za-z0-9\-]+)+)",
     re.IGNORECASE,
 )
-#: The word "at": only with dot words ("look at example.com" is no address).
+#: The English word "at": only with dot words ("look at example.com" is no address).
 _EMAIL_WORDS = re.compile(
-    rf"{_LOCAL}\s+at\s+([A-Za-z0-9\-]+)"
-    rf"((?:(?:\s*{_BRACKET_DOT}\s*|\s+dot\s+)[A-Za-z0-9\-]+)+)",
+    rf"{_LOCAL}\s+at\s+([A-Za-z0-9\-]+)((?:{_SPELLED_DOT}[A-Za-z0-9\-]+)+)",
     re.IGNORECASE,
 )
 #: What a bracketed "at" ends with: a substring test before any regex.
 _BRACKET_ENDS = ("t)", "t]", "t}", "t>", "T)", "T]", "T}", "T>", "t )", "T )", "t ]", "T ]")
-_EMAIL_CUE = re.compile(rf"{_BRACKET_AT}|\s@|@\s", re.IGNORECASE)
+#: Substrings of the other languages' words for "@" and "." (as written, capitalised, upper).
+AT_STEMS = tuple(
+    stem
+    for w in ("rroba", "affe", "обак", "occiola", "staartje", "łpa", "lpa", "robase")
+    for stem in (w, w.upper())
+)
+_DOT_STEMS = tuple(
+    stem
+    for w in ("dot", "punt", "unkt", "point", "kropka", "точка", "ponto")
+    for stem in (w, w.capitalize(), w.upper())
+)
+_EMAIL_CUE = re.compile(rf"{_BRACKET_AT}|\s@|@\s|\s{_FOREIGN_AT}\s", re.IGNORECASE)
 _WORDS_CUE = re.compile(r"\sat\s", re.IGNORECASE)
-_DOT_PART = re.compile(rf"\s*{_BRACKET_DOT}\s*|\s+dot\s+", re.IGNORECASE)
+_DOT_PART = re.compile(_SPELLED_DOT, re.IGNORECASE)
 
 
 def _email(m: re.Match[str]) -> str:
     domain = _DOT_PART.sub(".", m.group(3))
     if not domain.rsplit(".", 1)[-1].isalpha():
         return m.group(0)  # "call 555 @ 12.30": no top-level domain
-    return f"{m.group(1)}@{m.group(2)}{domain}"
+    return f"{_DOT_PART.sub('.', m.group(1))}@{m.group(2)}{domain}"
 
 
 def _disguise_present(t: str) -> bool:
-    cue = "@" in t or any(b in t for b in _BRACKET_ENDS)
+    cue = "@" in t or any(b in t for b in _BRACKET_ENDS) or any(s in t for s in AT_STEMS)
     return cue and _EMAIL_CUE.search(t) is not None and _EMAIL_DISGUISE.search(t) is not None
 
 
 def _words_present(t: str) -> bool:
-    dot = "dot" in t or "DOT" in t or "Dot" in t
+    dot = any(s in t for s in _DOT_STEMS)
     return dot and _WORDS_CUE.search(t) is not None and _EMAIL_WORDS.search(t) is not None
 
 

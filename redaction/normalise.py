@@ -142,6 +142,7 @@ def _trigger_ascii(t: str) -> bool:
         or "AILTO:" in t
         or _LETTER_DIGIT.search(t)
         or spelled_digits.present(t)
+        or any(stem in t for stem in decode_layers.AT_STEMS)  # "arroba", "собака", ...
     )
 
 

@@ -33,6 +33,7 @@ REGISTERED: tuple[str, ...] = (
     "national_ids",
     "cued_numbers",
     "checked_ids",
+    "stdnum_ids",
     "credentials_in_text",
     "places_in_text",
 )

@@ -46,6 +46,10 @@ EDGE_CASES = [
     "PASSWORD is S3cr3t-Pa55w0rd",
     "connect mysql://root:MyS9l-pa55@10.0.0.7/app",
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+    "CPF 529.982.247-25 para a nota",
+    "name,aadhaar\nRavi,534716920182",
+    "my SIN is 130 692 544",
+    "mi CURP es GOMA850315MDFRRN02",
 ]
 
 

@@ -1,0 +1,88 @@
+"""Probes for the leak classes a fresh evaluation batch reported (national ids validated by
+python-stdnum, e-mails spelled with another language's words for @ and dot), with values of our
+own built from the schemes' published check-digit rules, each beside a look-alike that must
+stay verbatim. Run through the same evaluator as the corpus (``bench/privacy_eval.py``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from golden_distill.redaction.recognizers.stdnum_ids import valid
+
+_BENCH = Path(__file__).resolve().parents[2] / "bench" / "privacy_eval.py"
+_spec = importlib.util.spec_from_file_location("privacy_eval", _BENCH)
+assert _spec and _spec.loader
+privacy_eval = importlib.util.module_from_spec(_spec)
+sys.modules["privacy_eval"] = privacy_eval
+_spec.loader.exec_module(privacy_eval)
+
+#: (category, place, text, personal values, non-personal look-alikes)
+PROBES = [
+    ("national_id", "user_input", "Mon numéro de sécu : 2 87 06 75 123 456 38, merci",
+     ["2 87 06 75 123 456 38"], []),
+    ("national_id", "user_input", "Meine Steuer-ID ist 86095742719, Bestellung 12345678901",
+     ["86095742719"], []),
+    ("national_id", "messages", "Steuer-ID: 47 036 892 816", ["47 036 892 816"], []),
+    ("national_id", "user_input", "mijn BSN is 999.996.356", ["999.996.356"], []),
+    ("national_id", "user_input", "BSN 999996356 graag", ["999996356"], []),
+    ("national_id", "user_input", "My Aadhaar number is 5347 1692 0182", ["5347 1692 0182"], []),
+    ("national_id", "step_arguments", "name,aadhaar\nRavi,534716920182", ["534716920182"], []),
+    ("national_id", "user_input", "CPF 529.982.247-25 para a nota", ["529.982.247-25"], []),
+    ("national_id", "answer_text", "o cliente informou 529.982.247-25", ["529.982.247-25"], []),
+    ("national_id", "user_input", "my SIN is 130 692 544", ["130 692 544"], []),
+    ("national_id", "user_input", "Medicare card 2428 77813 2", ["2428 77813 2"], []),
+    ("national_id", "user_input", "マイナンバーは 3141 5926 5352 です", ["3141 5926 5352"], []),
+    ("national_id", "user_input", "mi CURP es GOMA850315MDFRRN02", ["GOMA850315MDFRRN02"], []),
+    ("national_id", "answer_text", "https://example.gob.mx/tramite?curp=GOMA850315MDFRRN02&x=1",
+     ["GOMA850315MDFRRN02"], []),
+    ("national_id", "user_input", "PESEL: 02070803628", ["02070803628"], []),
+    ("national_id", "user_input", "order 12345678901 shipped; total 1 234 567", [],
+     ["12345678901", "1 234 567"]),
+    ("email", "user_input", "escríbeme a juan.perez arroba ejemplo punto com, gracias",
+     ["juan.perez@ejemplo.com"], []),
+    ("email", "user_input", "Mail: max punkt mustermann klammeraffe beispiel punkt de",
+     ["max.mustermann@beispiel.de"], []),
+    ("email", "messages", "пишите на ivan.petrov собака mail точка ru", ["ivan.petrov@mail.ru"],
+     []),
+    ("email", "user_input", "la mia mail: mario.rossi chiocciola esempio punto it",
+     ["mario.rossi@esempio.it"], []),
+    ("email", "user_input", "mail jan apenstaartje voorbeeld punt nl", ["jan@voorbeeld.nl"], []),
+    ("email", "user_input", "jan.kowalski małpa przyklad kropka pl", ["jan.kowalski@przyklad.pl"],
+     []),
+    ("email", "answer_text", "the point at issue: jean point dupont arobase exemple point fr",
+     ["jean.dupont@exemple.fr"], ["the point at issue"]),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tally(redactor, make_case, make_step):
+    items = [
+        {"id": f"class{i:03d}", "category": c, "entity": c.upper(), "place": p, "text": t,
+         "values": v, "negatives": n}
+        for i, (c, p, t, v, n) in enumerate(PROBES)
+    ]  # fmt: skip
+    return privacy_eval.evaluate(items, redactor, make_case, make_step)
+
+
+def test_every_probe_value_is_caught(tally) -> None:
+    assert not tally.leaks, tally.leaks
+    assert tally.cases_refused == 0
+
+
+def test_look_alikes_stay_verbatim(tally) -> None:
+    assert tally.precision() == 1.0, tally.rewritten
+
+
+@pytest.mark.parametrize(
+    ("scheme", "good", "bad"),
+    [("nl.bsn", "999996356", "999996357"), ("in_.aadhaar", "534716920182", "534716920183"),
+     ("br.cpf", "529.982.247-25", "529.982.247-26"), ("ca.sin", "130 692 544", "130 692 545"),
+     ("pl.pesel", "02070803628", "02070803629"), ("de.idnr", "86095742719", "86095742718")],
+)  # fmt: skip
+def test_the_check_digit_gates_a_hit(scheme: str, good: str, bad: str) -> None:
+    assert valid(scheme)(good)
+    assert not valid(scheme)(bad)
