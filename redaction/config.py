@@ -282,10 +282,15 @@ class RedactionConfig(StrictModel):
         "verifier still runs its floor (email, phone, credit_card, iban, secrets).",
     )
     phone_regions: list[str] = Field(
-        default_factory=lambda: ["US", "GB", "FR", "AU"],
+        default_factory=lambda: [
+            *("US", "GB", "FR", "AU", "DE", "RU", "TR", "GR", "MX", "ES", "IT", "NL", "PL")
+        ],
         description="Regions whose national formats the phone recognizer tries (each costs a "
-        "full pass over a string). International numbers (+44 ...) are found whatever the "
-        "region; Chinese mobiles and NANP-shaped numbers have their own recognizers.",
+        "phonenumbers pass over a phone-like candidate that no earlier region took whole; "
+        "German 0151 2345 6789, Russian 8 (916) 123-45-67, Turkish 0532 123 45 67, Greek "
+        "694 123 4567 and Mexican 55 1234 5678 are valid only in their own region). "
+        "International numbers (+44 ...) are found whatever the region; Chinese mobiles and "
+        "NANP-shaped numbers have their own recognizers.",
     )
     score_threshold: float = Field(
         0.3, ge=0, le=1, description="Minimum recognizer score for a free-text finding."

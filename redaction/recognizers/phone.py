@@ -34,10 +34,15 @@ CONTEXT_WINDOW = 48
 
 #: A phone-number candidate: digits with phone separators, not glued to an id ("CUST-1234...",
 #: "INV-2026-...") or a word. Only candidates reach ``phonenumbers``, one short window each.
-_CANDIDATE = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d[\d \t().-]{5,22}\d")
+#: Nor glued to a version ("gpt-4.1-2025-04-14": "1-2025-04-14" is a valid Polish number).
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9_/-])(?<!\d\.)(?:\+|00)?\(?\d[\d \t().-]{5,22}\d")
 #: The pre-filter: eight digits with phone separators, not glued to an id or a word.
 _CANDIDATE_START = re.compile(r"(?<![A-Za-z0-9_/-])(?:\+|00)?\(?\d(?:[\s().-]{0,3}\d){7,}")
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}")
+#: An ISO date inside a span: with thirteen regions one of them takes "1-2025-04-14".
+_ISO_DATE_INSIDE = re.compile(
+    r"(?<!\d)(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?!\d)"
+)
 _EXTENSION_ROOM = 12
 _NANP = re.compile(NANP_SEPARATED)
 _WARM_TYPES = (phonenumbers.PhoneNumberType.FIXED_LINE, phonenumbers.PhoneNumberType.MOBILE)
@@ -73,7 +78,7 @@ def _rejected(span: str, before: str) -> bool:
     digits = sum(ch.isdigit() for ch in span)
     if digits < MIN_DIGITS or _AMOUNT.fullmatch(span) or _IP.fullmatch(span):
         return True
-    if _DATE.fullmatch(span):
+    if _DATE.fullmatch(span) or _ISO_DATE_INSIDE.search(span):
         return True
     if _DECIMAL.search(span) and _OPERATOR.search(span):
         return True

@@ -34,6 +34,8 @@ REGISTERED: tuple[str, ...] = (
     "cued_numbers",
     "checked_ids",
     "stdnum_ids",
+    "mrz",
+    "streets_abroad",
     "credentials_in_text",
     "places_in_text",
 )

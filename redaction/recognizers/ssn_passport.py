@@ -1,5 +1,7 @@
 """US social security and passport numbers, found only with their cue ("my ssn is ...",
-"passport number ..."): without one, nine digits or a letter and eight digits are too common."""
+"passport number ...", and "passport" in the languages of the e-mail words: "Reisepass",
+"passeport", "pasaporte", ...): without one, nine digits or a letter and eight digits are too
+common."""
 
 from __future__ import annotations
 
@@ -8,7 +10,12 @@ from presidio_analyzer import Pattern, PatternRecognizer
 from golden_distill.redaction.recognizers.base import Keywords, RecognizerSpec
 
 _SSN_CUE = r"(?i:\bssn|\bsocial security(?: number| no\.?)?)(?:\s+(?:is|was|:))?[\s:#]{0,3}"
-_PASSPORT_CUE = r"(?i:\bpassport)(?:\s+(?i:number|no\.?|#))?(?:\s+(?:is|was|:))?[\s:#]{0,3}"
+#: "passport" in English and the languages of the e-mail words (``decode_layers.py``)
+_PASSPORT_CUE = (
+    r"(?i:\bpassport|\breisepass|\bpasseport|\bpasaporte|\bpassaporto|\bpaszport|\bpaspoort"
+    r"|\bпаспорт)(?:\s+(?i:number|no\.?|#|nummer|nr\.?|numéro|número|numero|numer|номер))?"
+    r"(?:\s+(?:is|was|ist|est|es|è|é|:))?[\s:#]{0,3}"
+)
 
 
 class SsnPassportRecognizer(PatternRecognizer):
@@ -35,6 +42,17 @@ class SsnPassportRecognizer(PatternRecognizer):
 SPEC = RecognizerSpec(
     name="ssn_passport",
     entities=("US_SSN",),
-    prefilter=Keywords("ssn", "social security", "passport"),
+    prefilter=Keywords(
+        "ssn",
+        "social security",
+        "passport",
+        "reisepass",
+        "passeport",
+        "pasaporte",
+        "passaporto",
+        "paszport",
+        "paspoort",
+        "паспорт",
+    ),
     build=lambda cfg: SsnPassportRecognizer(),
 )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from golden_distill.redaction.recognizers.mrz import line2_ok
 from golden_distill.redaction.recognizers.stdnum_ids import valid
 
 _BENCH = Path(__file__).resolve().parents[2] / "bench" / "privacy_eval.py"
@@ -55,6 +56,29 @@ PROBES = [
      []),
     ("email", "answer_text", "the point at issue: jean point dupont arobase exemple point fr",
      ["jean.dupont@exemple.fr"], ["the point at issue"]),
+    ("passport", "step_arguments",
+     "MRZ:\nP<DEUMUSTERFRAU<<ERIKA<LUISE<<<<<<<<<<<<<<<<\nC4X7Q2R915DEU8503150M3101012<<<<<<<<<<<<<<<0",
+     ["MUSTERFRAU", "ERIKA", "LUISE", "C4X7Q2R91"], []),
+    ("passport", "user_input", "meine Reisepass Nr. C01X00T47, Flug LH400", ["C01X00T47"],
+     ["LH400"]),
+    ("passport", "user_input", "mi pasaporte es XDA123456", ["XDA123456"], []),
+    ("address", "user_input", "Bitte an Hauptstraße 12, 10115 Berlin liefern",
+     ["Hauptstraße 12"], []),
+    ("address", "user_input", "j'habite au 12 rue de la Paix, merci", ["12 rue de la Paix"], []),
+    ("address", "user_input", "vivo en Calle Mayor 12, Madrid", ["Calle Mayor 12"], []),
+    ("address", "user_input", "abito in Via Garibaldi 21", ["Via Garibaldi 21"], []),
+    ("address", "user_input", "adres: Kalverstraat 92", ["Kalverstraat 92"], []),
+    ("address", "user_input", "mieszkam na ul. Długa 5", ["ul. Długa 5"], []),
+    ("address", "user_input", "адрес: ул. Ленина, д. 12", ["ул. Ленина, д. 12"], []),
+    ("address", "user_input", "주소는 테헤란로 152 입니다, 가격으로 5000원", ["테헤란로 152"],
+     ["가격으로 5000원"]),
+    ("address", "user_input", "Weg 5 Minuten, Platz 3 in der Liste", [],
+     ["Weg 5 Minuten", "Platz 3"]),
+    ("phone", "user_input", "Meine Handynummer: 0151 2345 6789", ["0151 2345 6789"], []),
+    ("phone", "user_input", "звоните 8 (916) 123-45-67 после обеда", ["8 (916) 123-45-67"], []),
+    ("phone", "user_input", "numaram 0532 123 45 67", ["0532 123 45 67"], []),
+    ("phone", "user_input", "κινητό 694 123 4567", ["694 123 4567"], []),
+    ("phone", "user_input", "mi celular es 55 1234 5678", ["55 1234 5678"], []),
 ]  # fmt: skip
 
 
@@ -86,3 +110,10 @@ def test_look_alikes_stay_verbatim(tally) -> None:
 def test_the_check_digit_gates_a_hit(scheme: str, good: str, bad: str) -> None:
     assert valid(scheme)(good)
     assert not valid(scheme)(bad)
+
+
+def test_an_mrz_line_is_taken_only_when_its_check_digits_hold() -> None:
+    line = "C4X7Q2R915DEU8503150M3101012<<<<<<<<<<<<<<<0"
+    assert line2_ok(line)
+    assert not line2_ok(line[:9] + "6" + line[10:])  # the document number's check digit
+    assert not line2_ok(line[:-1] + "1")  # the composite check digit

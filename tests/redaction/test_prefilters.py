@@ -50,6 +50,8 @@ EDGE_CASES = [
     "name,aadhaar\nRavi,534716920182",
     "my SIN is 130 692 544",
     "mi CURP es GOMA850315MDFRRN02",
+    "Bitte an Hauptstraße 12, 10115 Berlin liefern",
+    "P<DEUMUSTERFRAU<<ERIKA<LUISE<<<<<<<<<<<<<<<<\nC4X7Q2R915DEU8503150M3101012<<<<<<<<<<<<<<<0",
 ]
 
 
