@@ -9,7 +9,8 @@ above the scan threshold from their format and checksum alone, and that found no
 400 vendored tau-bench runs (7,497 texts); left out, because a ten- or twelve-digit catalogue id
 passes their checksum often enough to flood real traffic (319 false hits for UK NHS numbers on
 tau-bench item ids): UK NHS, AU Medicare, IN Aadhaar, PL PESEL, SE personnummer, US NPI and US
-driver licences (a bare letter and seven digits is also an order id).
+driver licences (a bare letter and seven digits is also an order id). AU Medicare, IN Aadhaar and
+PL PESEL are taken by ``stdnum_ids.py`` behind their cue words.
 """
 
 from __future__ import annotations
