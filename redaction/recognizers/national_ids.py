@@ -3,7 +3,8 @@
 Presidio ships country-specific recognizers with their published formats and check digits (UK
 National Insurance and driving licence numbers, Italian fiscal codes, Spanish NIF/NIE, Finnish
 personal identity codes, Singapore NRIC/FIN, Australian TFN and ABN, Indian PAN, Korean RRN,
-Thai TNIN, Turkish national ids, South African ids, US ITIN) and a MAC address recognizer. They
+Thai TNIN, Turkish national ids, South African ids, US ITIN, German pension insurance numbers)
+and a MAC address recognizer. They
 are used as they are: no rule here is hand-written. Chosen are the ones that score a hit at or
 above the scan threshold from their format and checksum alone, and that found nothing in the
 400 vendored tau-bench runs (7,497 texts); left out, because a ten- or twelve-digit catalogue id
@@ -47,6 +48,7 @@ RECOGNIZERS: dict[str, str] = {
     "TrNationalIdRecognizer": r"(?<!\d)[1-9]\d{10}(?!\d)",
     "ZaIdNumberRecognizer": r"(?<!\d)\d{10}[0-2][89]\d(?!\d)",
     "UsItinRecognizer": r"9\d{2}[- ]?\d{2}[- ]?\d{4}",
+    "DeSocialSecurityRecognizer": r"\d{8}[A-Z]\d{3}",
 }
 
 
@@ -112,6 +114,7 @@ _DIGIT_LED = (
     RECOGNIZERS["TrNationalIdRecognizer"],
     RECOGNIZERS["ZaIdNumberRecognizer"],
     RECOGNIZERS["UsItinRecognizer"],
+    RECOGNIZERS["DeSocialSecurityRecognizer"],
 )  # fmt: skip
 PREFILTER = AnyOf(
     re.compile(r"(?=\d)(?:" + "|".join(f"(?:{g})" for g in _DIGIT_LED) + ")"),

@@ -74,6 +74,15 @@ _DECIMAL = re.compile(r"\d\.\d{2}(?![\d.])")
 _OPERATOR = re.compile(r"\s[-+*/]\s")
 
 
+def _before(text: str, start: int) -> str:
+    """The ``CONTEXT_WINDOW`` characters before ``start``, widened to a whole first word: a
+    window cut inside "Smartphone" would read a phone cue "phone" at its edge."""
+    i = max(0, start - CONTEXT_WINDOW)
+    while i > 0 and text[i - 1].isalnum():
+        i -= 1
+    return text[i:start]
+
+
 def _rejected(span: str, before: str) -> bool:
     digits = sum(ch.isdigit() for ch in span)
     if digits < MIN_DIGITS or _AMOUNT.fullmatch(span) or _IP.fullmatch(span):
@@ -82,7 +91,8 @@ def _rejected(span: str, before: str) -> bool:
         return True
     if _DECIMAL.search(span) and _OPERATOR.search(span):
         return True
-    return span.isdigit() and not _CONTEXT.search(before)
+    # a bare run, also in parentheses ("Patio Umbrella (3111466194)": an item id)
+    return span.strip("()").isdigit() and not _CONTEXT.search(before)
 
 
 class FilteredPhoneRecognizer(PhoneRecognizer):
@@ -134,8 +144,7 @@ class FilteredPhoneRecognizer(PhoneRecognizer):
         kept = []
         for cand in _CANDIDATE.finditer(text):
             start = cand.start()
-            before = text[max(0, start - CONTEXT_WINDOW) : start]
-            if _rejected(cand.group(0).strip(), before):
+            if _rejected(cand.group(0).strip(), _before(text, start)):
                 continue
             shape = _NANP.match(text, start)
             if shape is not None and shape.end() >= cand.end():
@@ -155,7 +164,7 @@ class FilteredPhoneRecognizer(PhoneRecognizer):
                 result.start += start
                 result.end += start
                 span = text[result.start : result.end].strip()
-                if not _rejected(span, text[max(0, result.start - CONTEXT_WINDOW) : result.start]):
+                if not _rejected(span, _before(text, result.start)):
                     kept.append(result)
         return kept
 

@@ -79,6 +79,13 @@ PROBES = [
     ("phone", "user_input", "numaram 0532 123 45 67", ["0532 123 45 67"], []),
     ("phone", "user_input", "κινητό 694 123 4567", ["694 123 4567"], []),
     ("phone", "user_input", "mi celular es 55 1234 5678", ["55 1234 5678"], []),
+    # with more regions, ids and versions must still stay (5421337790 is a valid Turkish mobile)
+    ("phone", "step_response",
+     '{"name": "Rugged Smartphone Case", "product_id": "7731004512", "item_id": "5421337790"}',
+     [], ["5421337790"]),
+    ("phone", "answer_text",
+     "The Garden Lantern (5421337790) is sold out; model gpt-4.1-2025-04-14", [],
+     ["5421337790", "gpt-4.1-2025-04-14"]),
 ]  # fmt: skip
 
 

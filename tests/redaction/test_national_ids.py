@@ -20,6 +20,7 @@ EXAMPLES = [
     ("PAN card ABCPE1234F", "ABCPE1234F"),
     ("ITIN 912-70-1234 on file", "912-70-1234"),
     ("driving licence MORGA753116SM9IJ", "MORGA753116SM9IJ"),
+    ("Rentenversicherungsnummer 65170839J003", "65170839J003"),
 ]
 #: Not ids: order and item numbers, amounts, times, flight numbers (tau-bench shapes).
 NEGATIVES = [
@@ -73,6 +74,7 @@ FOUND_UNGATED = {
     "UkDrivingLicenceRecognizer": "DL MORGA657054SM9IJ",
     "MacAddressRecognizer": "mac 00:1A:2B:3C:4D:5E or 00-1a-2b-3c-4d-5e or 001a.2b3c.4d5e",
     "UsItinRecognizer": "ITIN 912-70-1234",
+    "DeSocialSecurityRecognizer": "RVNR 65170839J003",
 }
 
 
