@@ -67,6 +67,7 @@ PIPELINE_ONLY_MODULES = frozenset(
         "numpy",
         "detect_secrets",
         "english_words",
+        "stdnum",
         "starlette",
         "uvicorn",
     }

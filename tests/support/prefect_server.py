@@ -56,6 +56,9 @@ def prefect_server(home: Path, **settings: str) -> Iterator[tuple[str, dict[str,
         "PREFECT_UI_ENABLED": "false",
         "DO_NOT_TRACK": "1",
         "GOLDEN_DISTILL_HOME": str(REPO),
+        # an operator's shell: an in-process `golden run` of an earlier test sets
+        # PREFECT_LOGGING_LEVEL=CRITICAL in this process, which must not silence the runs here
+        "PREFECT_LOGGING_LEVEL": "INFO",
         **settings,
     }
     log = (home / "server.log").open("wb")
