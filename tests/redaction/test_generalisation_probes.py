@@ -8,22 +8,13 @@ with a non-personal look-alike beside it that must stay verbatim."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import pytest
+from privacy_probes import probe_tally
 
 from golden_distill.redaction.recognizers.date_formats import DATE, keyed_date
 from golden_distill.redaction.redactor import Redactor
-
-_BENCH = Path(__file__).resolve().parents[2] / "bench" / "privacy_eval.py"
-_spec = importlib.util.spec_from_file_location("privacy_eval", _BENCH)
-assert _spec and _spec.loader
-privacy_eval = importlib.util.module_from_spec(_spec)
-sys.modules["privacy_eval"] = privacy_eval
-_spec.loader.exec_module(privacy_eval)
 
 #: (category, place, text, personal values, non-personal look-alikes)
 PROBES = [
@@ -101,12 +92,7 @@ PROBES = [
 
 @pytest.fixture(scope="module")
 def tally(redactor: Redactor, make_case, make_step):
-    items = [
-        {"id": f"probe{i:03d}", "category": c, "entity": c.upper(), "place": p, "text": t,
-         "values": v, "negatives": n}
-        for i, (c, p, t, v, n) in enumerate(PROBES)
-    ]  # fmt: skip
-    return privacy_eval.evaluate(items, redactor, make_case, make_step)
+    return probe_tally(PROBES, "probe", redactor, make_case, make_step)
 
 
 def test_every_probe_value_is_caught(tally) -> None:

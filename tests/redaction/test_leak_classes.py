@@ -5,21 +5,11 @@ stay verbatim. Run through the same evaluator as the corpus (``bench/privacy_eva
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from privacy_probes import probe_tally
 
 from golden_distill.redaction.recognizers.mrz import line2_ok
 from golden_distill.redaction.recognizers.stdnum_ids import valid
-
-_BENCH = Path(__file__).resolve().parents[2] / "bench" / "privacy_eval.py"
-_spec = importlib.util.spec_from_file_location("privacy_eval", _BENCH)
-assert _spec and _spec.loader
-privacy_eval = importlib.util.module_from_spec(_spec)
-sys.modules["privacy_eval"] = privacy_eval
-_spec.loader.exec_module(privacy_eval)
 
 #: (category, place, text, personal values, non-personal look-alikes)
 PROBES = [
@@ -91,12 +81,7 @@ PROBES = [
 
 @pytest.fixture(scope="module")
 def tally(redactor, make_case, make_step):
-    items = [
-        {"id": f"class{i:03d}", "category": c, "entity": c.upper(), "place": p, "text": t,
-         "values": v, "negatives": n}
-        for i, (c, p, t, v, n) in enumerate(PROBES)
-    ]  # fmt: skip
-    return privacy_eval.evaluate(items, redactor, make_case, make_step)
+    return probe_tally(PROBES, "class", redactor, make_case, make_step)
 
 
 def test_every_probe_value_is_caught(tally) -> None:

@@ -8,20 +8,10 @@ redaction (``Redactor.redact_many``) on one canonical case per labelled item.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from privacy_probes import privacy_eval
 
 from golden_distill.redaction.redactor import Redactor
-
-_BENCH = Path(__file__).resolve().parents[2] / "bench" / "privacy_eval.py"
-_spec = importlib.util.spec_from_file_location("privacy_eval", _BENCH)
-assert _spec and _spec.loader
-privacy_eval = importlib.util.module_from_spec(_spec)
-sys.modules["privacy_eval"] = privacy_eval
-_spec.loader.exec_module(privacy_eval)
 
 RECALL_TARGET = 0.97  # the target, printed by bench/redaction.py
 RECALL_FLOOR = RECALL_TARGET
